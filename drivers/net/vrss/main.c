@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vrss: load-gated virtual receive side scaling for KVM guests.
+ *
+ * This file only sequences module init and exit; each concern lives in its
+ * own file.
+ */
+#include <linux/module.h>
+
+#include "vrss.h"
+
+static int __init vrss_init(void)
+{
+	return 0;
+}
+
+static void __exit vrss_exit(void)
+{
+}
+
+module_init(vrss_init);
+module_exit(vrss_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The vrss authors");
+MODULE_DESCRIPTION("Load-gated virtual RSS (Hyper-V style vRSS) for KVM guests");
+MODULE_VERSION(VRSS_DRV_VERSION);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Toeplitz hash, table driven.  Pure C: shared by the module and the
+ * host-side unit tests, it needs nothing but the fixed-width types.
+ *
+ * The Toeplitz hash of an input is the XOR, over every set input bit b
+ * (most significant bit of byte 0 first), of the 32-bit window of the key
+ * that starts at bit b.  As XOR is linear, the contribution of input byte i
+ * with value v can be precomputed: lut[i][v].  Hashing is then one table
+ * load and one XOR per input byte: 12 for an IPv4 4-tuple, 36 for IPv6.
+ */
+#ifndef _VRSS_TOEPLITZ_H
+#define _VRSS_TOEPLITZ_H
+
+#include <linux/types.h>
+
+#define VRSS_RSS_KEY_SIZE	40
+/* IPv6 source and destination address, source and destination port. */
+#define VRSS_TOEPLITZ_MAX_INPUT	36
+
+struct vrss_toeplitz {
+	u32 lut[VRSS_TOEPLITZ_MAX_INPUT][256];
+};
+
+/* The 32 key bits starting at bit @bit (bit 0: MSB of key[0]). */
+static inline u32 vrss_toeplitz_window(const u8 *key, unsigned int bit)
+{
+	unsigned int byte = bit / 8, shift = bit % 8;
+	u64 w = 0;
+	unsigned int i;
+
+	/* Five bytes cover any 32-bit window; the key has 8 bytes spare. */
+	for (i = 0; i < 5; i++)
+		w = (w << 8) | key[byte + i];
+	return (u32)(w >> (8 - shift));
+}
+
+static inline void vrss_toeplitz_init(struct vrss_toeplitz *t,
+				      const u8 key[VRSS_RSS_KEY_SIZE])
+{
+	unsigned int i, v, b;
+
+	for (i = 0; i < VRSS_TOEPLITZ_MAX_INPUT; i++) {
+		u32 win[8];
+
+		for (b = 0; b < 8; b++)
+			win[b] = vrss_toeplitz_window(key, i * 8 + b);
+		for (v = 0; v < 256; v++) {
+			u32 h = 0;
+
+			for (b = 0; b < 8; b++)
+				if (v & (0x80 >> b))
+					h ^= win[b];
+			t->lut[i][v] = h;
+		}
+	}
+}
+
+/* @len must not exceed VRSS_TOEPLITZ_MAX_INPUT. */
+static inline u32 vrss_toeplitz_hash(const struct vrss_toeplitz *t,
+				     const u8 *data, unsigned int len)
+{
+	u32 h = 0;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		h ^= t->lut[i][data[i]];
+	return h;
+}
+
+#endif /* _VRSS_TOEPLITZ_H */
