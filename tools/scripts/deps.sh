@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make deps: install the Debian packages vrss needs, only those missing.
+# Everything comes from the Debian archive.
+set -eu
+
+pkgs=(
+	# building the module for both Debian kernels, and lint
+	gcc make bc kmod libelf-dev sparse perl
+	linux-headers-amd64 linux-headers-6.12-amd64
+	linux-source-6.12
+	# the guest rig: both kernels, QEMU TCG, a static busybox initramfs
+	linux-image-amd64 linux-image-6.12-amd64
+	qemu-system-x86 busybox-static cpio xz-utils zstd procps
+	# what the selftests and benchmarks drive inside the guest
+	iproute2 ethtool iperf3 python3
+	# host unit tests
+	libcmocka-dev pkg-config
+	# charts
+	gnuplot-nox
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -gt 0 ] || exit 0
+
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: need root to apt-get install these (or install them yourself)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
