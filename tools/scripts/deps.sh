@@ -14,7 +14,7 @@ pkgs=(
 	linux-image-amd64 linux-image-6.12-amd64
 	qemu-system-x86 busybox-static cpio xz-utils zstd procps
 	# what the selftests and benchmarks drive inside the guest
-	iproute2 ethtool iperf3 python3
+	iproute2 iputils-ping ethtool iperf3 python3
 	# host unit tests
 	libcmocka-dev pkg-config
 	# charts

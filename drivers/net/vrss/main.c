@@ -6,16 +6,18 @@
  * own file.
  */
 #include <linux/module.h>
+#include <net/rtnetlink.h>
 
 #include "vrss.h"
 
 static int __init vrss_init(void)
 {
-	return 0;
+	return vrss_netdev_init();
 }
 
 static void __exit vrss_exit(void)
 {
+	vrss_netdev_exit();
 }
 
 module_init(vrss_init);
@@ -25,3 +27,4 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("The vrss authors");
 MODULE_DESCRIPTION("Load-gated virtual RSS (Hyper-V style vRSS) for KVM guests");
 MODULE_VERSION(VRSS_DRV_VERSION);
+MODULE_ALIAS_RTNL_LINK(VRSS_DRV_NAME);

@@ -6,7 +6,96 @@
 #ifndef _VRSS_H
 #define _VRSS_H
 
+#include <linux/netdevice.h>
+#include <linux/ptr_ring.h>
+#include <linux/smp.h>
+#include <linux/u64_stats_sync.h>
+
+#include <vrss/indir.h>
+#include <vrss/toeplitz.h>
+
 #define VRSS_DRV_NAME		"vrss"
 #define VRSS_DRV_VERSION	"0.1.0"
+
+/* Per-queue ring: enough for a burst of one NAPI budget several times. */
+#define VRSS_RING_SIZE		1024
+
+/* vrss_queue.state bits */
+enum {
+	VRSS_QUEUE_KICK_PENDING,	/* csd queued to the queue's CPU */
+};
+
+/*
+ * One receive queue: a ring filled from the lower device's rx_handler on
+ * whatever CPU received the frame, drained by a NAPI context that is always
+ * scheduled on the queue's own CPU.
+ */
+struct vrss_queue {
+	struct napi_struct napi;
+	struct ptr_ring ring;
+	call_single_data_t csd;
+	unsigned long state;
+	struct vrss_dev *vd;
+	unsigned int index;
+	int cpu;		/* where this queue is processed */
+	int last_cpu;		/* where its poll last ran (ethtool -S) */
+
+	/* Written by the poll only. */
+	struct u64_stats_sync syncp;
+	u64_stats_t packets;
+	u64_stats_t bytes;
+	/* Written by any producer CPU. */
+	atomic64_t drops;
+} ____cacheline_aligned_in_smp;
+
+/* Hash key, indirection table and the hash's lookup table; RCU-replaced. */
+struct vrss_rss {
+	struct rcu_head rcu;
+	u8 key[VRSS_RSS_KEY_SIZE];
+	u32 indir[VRSS_INDIR_SIZE];
+	struct vrss_toeplitz toeplitz;
+};
+
+/* ETHTOOL rx-flow-hash selection: hash ports too (sdfn) or not (sd). */
+enum vrss_flow {
+	VRSS_FLOW_TCP4,
+	VRSS_FLOW_UDP4,
+	VRSS_FLOW_TCP6,
+	VRSS_FLOW_UDP6,
+	VRSS_FLOW_MAX,
+};
+
+struct vrss_dev {
+	struct net_device *dev;
+	struct net_device *lower;
+	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
+	struct vrss_rss __rcu *rss;
+	bool hash_ports[VRSS_FLOW_MAX];
+	struct pcpu_sw_netstats __percpu *tx_stats;
+	atomic64_t rx_nohash;		/* rxhash on, but nothing to hash */
+	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */
+};
+
+/* netdev.c */
+int vrss_netdev_init(void);
+void vrss_netdev_exit(void);
+
+/* rx.c */
+int vrss_queues_alloc(struct vrss_dev *vd);
+void vrss_queues_free(struct vrss_dev *vd);
+void vrss_queues_open(struct vrss_dev *vd);
+void vrss_queues_stop(struct vrss_dev *vd);
+void vrss_rx_enqueue(struct vrss_dev *vd, struct vrss_queue *q,
+		     struct sk_buff *skb);
+
+/* rss.c */
+int vrss_rss_init(struct vrss_dev *vd);
+void vrss_rss_free(struct vrss_dev *vd);
+int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
+void vrss_rss_channels_changed(struct vrss_dev *vd);
+struct vrss_queue *vrss_rss_steer(struct vrss_dev *vd, struct sk_buff *skb);
+
+/* ethtool.c */
+extern const struct ethtool_ops vrss_ethtool_ops;
 
 #endif /* _VRSS_H */

@@ -92,3 +92,66 @@ vrss_load() {
 vrss_unload() {
 	! vrss_loaded || rmmod vrss
 }
+
+# The test network: vrss0 stacked on veth0, whose peer veth1 sits in the
+# namespace "vrss-peer" (192.0.2.1), vrss0 192.0.2.2 (TEST-NET-1, inside
+# the guest only).  IPv6 off and static neighbours: the only frames on the
+# wire are the ones a test sends, so counters can be compared exactly.
+VRSS_PEER=vrss-peer
+VRSS_PEER_IP=192.0.2.1
+VRSS_IP=192.0.2.2
+
+vrss_net_setup() {
+	local args=("$@")
+	modprobe veth || return 1
+	ip netns add $VRSS_PEER || return 1
+	sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip netns exec $VRSS_PEER sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+	ip link add veth0 type veth peer name veth1 netns $VRSS_PEER || return 1
+	ip link add link veth0 name vrss0 "${args[@]}" type vrss || return 1
+	ip link set veth0 up
+	ip link set vrss0 up
+	ip addr add $VRSS_IP/24 dev vrss0
+	ip netns exec $VRSS_PEER ip link set lo up
+	ip netns exec $VRSS_PEER ip link set veth1 up
+	ip netns exec $VRSS_PEER ip addr add $VRSS_PEER_IP/24 dev veth1
+	ip netns exec $VRSS_PEER ip neigh replace $VRSS_IP dev veth1 nud permanent \
+		lladdr "$(cat /sys/class/net/vrss0/address)"
+	ip neigh replace $VRSS_PEER_IP dev vrss0 nud permanent \
+		lladdr "$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/address)"
+}
+
+vrss_net_cleanup() {
+	ip link del vrss0 2>/dev/null
+	ip link del veth0 2>/dev/null
+	ip netns del $VRSS_PEER 2>/dev/null
+}
+
+# vrss_send_udp FLOWS PACKETS: PACKETS UDP datagrams from the peer to
+# vrss0, spread evenly over FLOWS flows (distinct source and destination
+# ports).  Unconnected sockets: the port-unreachable replies do not stop
+# the sender.
+vrss_send_udp() {
+	ip netns exec $VRSS_PEER python3 -c '
+import socket, sys
+flows, packets, ip = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+socks = []
+for f in range(flows):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 0))
+    socks.append(s)
+for i in range(packets):
+    socks[i % flows].sendto(b"vrss", (ip, 7000 + i % flows))
+' "$1" "$2" $VRSS_IP
+}
+
+# vrss_stat DEV NAME: one ethtool -S counter.
+vrss_stat() {
+	ethtool -S "$1" | awk -v n="$2:" '$1 == n { print $2; f = 1 } END { exit !f }'
+}
+
+# vrss_queue_packets DEV: the rx_queue_<i>_packets counters, space separated.
+vrss_queue_packets() {
+	ethtool -S "$1" | awk '$1 ~ /^rx_queue_[0-9]+_packets:$/ { printf "%s ", $2 }'
+}

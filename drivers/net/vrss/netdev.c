@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The vrss link type: a device stacked on an Ethernet lower device, like
+ * macvlan in passthru mode.  An rx_handler on the lower takes every frame
+ * it receives and delivers it up through vrss0's queues; vrss0 transmits
+ * through the lower.  MAC address, MTU limits and carrier follow the lower.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/u64_stats_sync.h>
+#include <net/rtnetlink.h>
+
+#include "compat.h"
+#include "vrss.h"
+
+static struct rtnl_link_ops vrss_link_ops;
+
+static rx_handler_result_t vrss_handle_frame(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct vrss_dev *vd = rcu_dereference(skb->dev->rx_handler_data);
+
+	if (unlikely(!netif_running(vd->dev))) {
+		atomic64_inc(&vd->rx_dropped_down);
+		kfree_skb(skb);
+		return RX_HANDLER_CONSUMED;
+	}
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return RX_HANDLER_CONSUMED;
+	skb->dev = vd->dev;
+	vrss_rx_enqueue(vd, vrss_rss_steer(vd, skb), skb);
+	return RX_HANDLER_CONSUMED;
+}
+
+static bool vrss_is_lower_of_vrss(const struct net_device *dev)
+{
+	return rcu_access_pointer(dev->rx_handler) == vrss_handle_frame;
+}
+
+static int vrss_open(struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	vrss_queues_open(vd);
+	netif_stacked_transfer_operstate(vd->lower, dev);
+	return 0;
+}
+
+static int vrss_stop(struct net_device *dev)
+{
+	vrss_queues_stop(netdev_priv(dev));
+	return 0;
+}
+
+static netdev_tx_t vrss_start_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	struct pcpu_sw_netstats *tx = this_cpu_ptr(vd->tx_stats);
+	unsigned int len = skb->len;
+
+	skb->dev = vd->lower;
+	if (likely(dev_queue_xmit(skb) == NET_XMIT_SUCCESS)) {
+		u64_stats_update_begin(&tx->syncp);
+		u64_stats_inc(&tx->tx_packets);
+		u64_stats_add(&tx->tx_bytes, len);
+		u64_stats_update_end(&tx->syncp);
+	} else {
+		dev_core_stats_tx_dropped_inc(dev);
+	}
+	return NETDEV_TX_OK;
+}
+
+static void vrss_get_stats64(struct net_device *dev,
+			     struct rtnl_link_stats64 *s)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	unsigned int i, start;
+
+	dev_fetch_sw_netstats(s, vd->tx_stats);
+	for (i = 0; i < dev->num_rx_queues; i++) {
+		struct vrss_queue *q = &vd->queues[i];
+		u64 packets, bytes;
+
+		do {
+			start = u64_stats_fetch_begin(&q->syncp);
+			packets = u64_stats_read(&q->packets);
+			bytes = u64_stats_read(&q->bytes);
+		} while (u64_stats_fetch_retry(&q->syncp, start));
+		s->rx_packets += packets;
+		s->rx_bytes += bytes;
+		s->rx_dropped += atomic64_read(&q->drops);
+	}
+	s->rx_dropped += atomic64_read(&vd->rx_dropped_down);
+}
+
+static int vrss_change_mtu(struct net_device *dev, int mtu)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	if (mtu > vd->lower->mtu)
+		return -EINVAL;
+	dev->mtu = mtu;
+	return 0;
+}
+
+static const struct net_device_ops vrss_netdev_ops = {
+	.ndo_open		= vrss_open,
+	.ndo_stop		= vrss_stop,
+	.ndo_start_xmit		= vrss_start_xmit,
+	.ndo_get_stats64	= vrss_get_stats64,
+	.ndo_change_mtu		= vrss_change_mtu,
+	.ndo_validate_addr	= eth_validate_addr,
+};
+
+static void vrss_dev_free(struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	vrss_rss_free(vd);
+	vrss_queues_free(vd);
+	free_percpu(vd->tx_stats);
+}
+
+static void vrss_setup(struct net_device *dev)
+{
+	ether_setup(dev);
+	dev->netdev_ops = &vrss_netdev_ops;
+	dev->ethtool_ops = &vrss_ethtool_ops;
+	dev->needs_free_netdev = true;
+	dev->priv_destructor = vrss_dev_free;
+	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
+	dev->priv_flags |= IFF_NO_QUEUE;
+	vrss_compat_set_lltx(dev);
+	/* Receive hashing is the vRSS switch: available, off by default. */
+	dev->hw_features |= NETIF_F_RXHASH;
+}
+
+/* One queue per online vCPU unless `ip link add ... numrxqueues N`. */
+static unsigned int vrss_get_num_rx_queues(void)
+{
+	return num_online_cpus();
+}
+
+static struct net_device *vrss_lower(struct net *net, struct nlattr *tb[],
+				     struct netlink_ext_ack *extack)
+{
+	struct net_device *lower;
+
+	if (!tb[IFLA_LINK]) {
+		NL_SET_ERR_MSG(extack, "vrss needs a lower device (link DEV)");
+		return ERR_PTR(-EINVAL);
+	}
+	lower = __dev_get_by_index(net, nla_get_u32(tb[IFLA_LINK]));
+	if (!lower) {
+		NL_SET_ERR_MSG(extack, "vrss: lower device not found");
+		return ERR_PTR(-ENODEV);
+	}
+	if (lower->flags & IFF_LOOPBACK) {
+		NL_SET_ERR_MSG(extack, "vrss: the lower device cannot be loopback");
+		return ERR_PTR(-EINVAL);
+	}
+	if (lower->rtnl_link_ops == &vrss_link_ops) {
+		NL_SET_ERR_MSG(extack, "vrss: the lower device cannot itself be vrss");
+		return ERR_PTR(-EINVAL);
+	}
+	if (lower->type != ARPHRD_ETHER || lower->addr_len != ETH_ALEN) {
+		NL_SET_ERR_MSG(extack, "vrss: the lower device must be Ethernet");
+		return ERR_PTR(-EINVAL);
+	}
+	if (netdev_is_rx_handler_busy(lower)) {
+		NL_SET_ERR_MSG(extack, "vrss: the lower device already has an rx_handler");
+		return ERR_PTR(-EBUSY);
+	}
+	return lower;
+}
+
+static int vrss_newlink(struct net *src_net, struct net_device *dev,
+			struct nlattr *tb[], struct nlattr *data[],
+			struct netlink_ext_ack *extack)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	struct net_device *lower;
+	int err;
+
+	lower = vrss_lower(src_net, tb, extack);
+	if (IS_ERR(lower))
+		return PTR_ERR(lower);
+
+	vd->dev = dev;
+	vd->lower = lower;
+	if (!tb[IFLA_MTU])
+		dev->mtu = lower->mtu;
+	dev->min_mtu = lower->min_mtu;
+	dev->max_mtu = lower->mtu;
+	if (!tb[IFLA_ADDRESS])
+		eth_hw_addr_set(dev, lower->dev_addr);
+
+	vd->tx_stats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
+	if (!vd->tx_stats)
+		return -ENOMEM;
+	err = vrss_queues_alloc(vd);
+	if (err)
+		goto err_stats;
+	err = vrss_rss_init(vd);
+	if (err)
+		goto err_queues;
+
+	/* From here on, unregistering frees through vrss_dev_free(). */
+	err = register_netdevice(dev);
+	if (err)
+		goto err_rss;
+	err = netdev_upper_dev_link(lower, dev, extack);
+	if (err)
+		goto err_unregister;
+	err = netdev_rx_handler_register(lower, vrss_handle_frame, vd);
+	if (err)
+		goto err_unlink;
+	netif_stacked_transfer_operstate(lower, dev);
+	return 0;
+
+err_unlink:
+	netdev_upper_dev_unlink(lower, dev);
+err_unregister:
+	unregister_netdevice(dev);
+	return err;
+err_rss:
+	vrss_rss_free(vd);
+err_queues:
+	vrss_queues_free(vd);
+err_stats:
+	free_percpu(vd->tx_stats);
+	return err;
+}
+
+static void vrss_dellink(struct net_device *dev, struct list_head *head)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	netdev_rx_handler_unregister(vd->lower);
+	netdev_upper_dev_unlink(vd->lower, dev);
+	unregister_netdevice_queue(dev, head);
+}
+
+static struct rtnl_link_ops vrss_link_ops = {
+	.kind			= VRSS_DRV_NAME,
+	.priv_size		= sizeof(struct vrss_dev),
+	.setup			= vrss_setup,
+	.newlink		= vrss_newlink,
+	.dellink		= vrss_dellink,
+	.get_num_rx_queues	= vrss_get_num_rx_queues,
+};
+
+/* Follow the lower device: its removal, carrier, MTU and address. */
+static int vrss_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *lower = netdev_notifier_info_to_dev(ptr);
+	struct vrss_dev *vd;
+	LIST_HEAD(kill);
+
+	if (!vrss_is_lower_of_vrss(lower))
+		return NOTIFY_DONE;
+	vd = rtnl_dereference(lower->rx_handler_data);
+
+	switch (event) {
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		netif_stacked_transfer_operstate(lower, vd->dev);
+		break;
+	case NETDEV_CHANGEMTU:
+		vd->dev->max_mtu = lower->mtu;
+		if (vd->dev->mtu > lower->mtu)
+			dev_set_mtu(vd->dev, lower->mtu);
+		break;
+	case NETDEV_CHANGEADDR:
+		eth_hw_addr_set(vd->dev, lower->dev_addr);
+		call_netdevice_notifiers(NETDEV_CHANGEADDR, vd->dev);
+		break;
+	case NETDEV_UNREGISTER:
+		vrss_dellink(vd->dev, &kill);
+		unregister_netdevice_many(&kill);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block vrss_notifier = {
+	.notifier_call = vrss_netdev_event,
+};
+
+int vrss_netdev_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&vrss_notifier);
+	if (err)
+		return err;
+	err = rtnl_link_register(&vrss_link_ops);
+	if (err)
+		unregister_netdevice_notifier(&vrss_notifier);
+	return err;
+}
+
+/* rtnl_link_unregister() deletes every vrss device first. */
+void vrss_netdev_exit(void)
+{
+	rtnl_link_unregister(&vrss_link_ops);
+	unregister_netdevice_notifier(&vrss_notifier);
+}

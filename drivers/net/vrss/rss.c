@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RSS: the Toeplitz hash of a frame's addresses (and ports), the key and the
+ * indirection table that turn it into a queue.
+ *
+ * Key and table live in one RCU-protected block with the hash's lookup
+ * table, replaced whole under RTNL, so the per-packet path reads a
+ * consistent set without locks and a change under traffic loses nothing.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <net/flow_dissector.h>
+
+#include "vrss.h"
+
+static struct vrss_rss *vrss_rss_alloc(const u32 *indir, const u8 *key)
+{
+	struct vrss_rss *rss = kvzalloc(sizeof(*rss), GFP_KERNEL);
+
+	if (!rss)
+		return NULL;
+	memcpy(rss->indir, indir, sizeof(rss->indir));
+	memcpy(rss->key, key, sizeof(rss->key));
+	vrss_toeplitz_init(&rss->toeplitz, rss->key);
+	return rss;
+}
+
+int vrss_rss_init(struct vrss_dev *vd)
+{
+	u8 key[VRSS_RSS_KEY_SIZE];
+	u32 indir[VRSS_INDIR_SIZE];
+	struct vrss_rss *rss;
+	unsigned int i;
+
+	/* The system key, so the hash matches /proc/sys/net/core/netdev_rss_key. */
+	netdev_rss_key_fill(key, sizeof(key));
+	vrss_indir_fill_default(indir, vd->dev->real_num_rx_queues);
+	rss = vrss_rss_alloc(indir, key);
+	if (!rss)
+		return -ENOMEM;
+	for (i = 0; i < VRSS_FLOW_MAX; i++)
+		vd->hash_ports[i] = true;
+	rcu_assign_pointer(vd->rss, rss);
+	return 0;
+}
+
+void vrss_rss_free(struct vrss_dev *vd)
+{
+	kvfree(rcu_replace_pointer(vd->rss, NULL, true));
+}
+
+/* Under RTNL: a new table and/or key (NULL keeps the current one). */
+int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
+{
+	struct vrss_rss *old = rtnl_dereference(vd->rss), *rss;
+
+	rss = vrss_rss_alloc(indir ?: old->indir, key ?: old->key);
+	if (!rss)
+		return -ENOMEM;
+	rcu_assign_pointer(vd->rss, rss);
+	kvfree_rcu(old, rcu);
+	return 0;
+}
+
+/* Under RTNL, after ethtool -L: the default table follows the queue count. */
+void vrss_rss_channels_changed(struct vrss_dev *vd)
+{
+	u32 indir[VRSS_INDIR_SIZE];
+
+	if (netif_is_rxfh_configured(vd->dev))
+		return;
+	vrss_indir_fill_default(indir, vd->dev->real_num_rx_queues);
+	/* On allocation failure the old table stays; steering clamps it. */
+	vrss_rss_update(vd, indir, NULL);
+}
+
+/*
+ * Toeplitz input: source address, destination address, then source and
+ * destination port when the flow type hashes ports and they could be read.
+ * Returns the input length, 0 when there is nothing to hash.
+ */
+static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
+				   u8 *in, bool *l4)
+{
+	struct flow_keys keys;
+	unsigned int len;
+	int flow;
+
+	*l4 = false;
+	if (!skb_flow_dissect_flow_keys(skb, &keys, 0))
+		return 0;
+
+	switch (keys.control.addr_type) {
+	case FLOW_DISSECTOR_KEY_IPV4_ADDRS:
+		memcpy(in, &keys.addrs.v4addrs.src, 4);
+		memcpy(in + 4, &keys.addrs.v4addrs.dst, 4);
+		len = 8;
+		flow = keys.basic.ip_proto == IPPROTO_TCP ? VRSS_FLOW_TCP4 :
+		       keys.basic.ip_proto == IPPROTO_UDP ? VRSS_FLOW_UDP4 : -1;
+		break;
+	case FLOW_DISSECTOR_KEY_IPV6_ADDRS:
+		memcpy(in, &keys.addrs.v6addrs.src, 16);
+		memcpy(in + 16, &keys.addrs.v6addrs.dst, 16);
+		len = 32;
+		flow = keys.basic.ip_proto == IPPROTO_TCP ? VRSS_FLOW_TCP6 :
+		       keys.basic.ip_proto == IPPROTO_UDP ? VRSS_FLOW_UDP6 : -1;
+		break;
+	default:
+		return 0;
+	}
+
+	/* Fragments have no ports (the first one's are not in the others). */
+	if (flow < 0 || !vd->hash_ports[flow] ||
+	    (keys.control.flags & FLOW_DIS_IS_FRAGMENT) || !keys.ports.ports)
+		return len;
+	memcpy(in + len, &keys.ports.src, 2);
+	memcpy(in + len + 2, &keys.ports.dst, 2);
+	*l4 = true;
+	return len + 4;
+}
+
+/*
+ * The queue for a frame.  With receive hashing off every frame goes to the
+ * primary queue and nothing is computed.
+ */
+struct vrss_queue *vrss_rss_steer(struct vrss_dev *vd, struct sk_buff *skb)
+{
+	const struct vrss_rss *rss = rcu_dereference(vd->rss);
+	u8 in[VRSS_TOEPLITZ_MAX_INPUT];
+	unsigned int len, qi;
+	bool l4;
+	u32 hash;
+
+	if (!(vd->dev->features & NETIF_F_RXHASH))
+		return &vd->queues[0];
+
+	len = vrss_rss_input(vd, skb, in, &l4);
+	if (!len) {
+		atomic64_inc(&vd->rx_nohash);
+		return &vd->queues[0];
+	}
+	hash = vrss_toeplitz_hash(&rss->toeplitz, in, len);
+	skb_set_hash(skb, hash, l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
+
+	qi = rss->indir[vrss_indir_bucket(hash)];
+	/* A table briefly wider than the queues in use (ethtool -L racing). */
+	if (unlikely(qi >= vd->dev->real_num_rx_queues))
+		qi = 0;
+	return &vd->queues[qi];
+}

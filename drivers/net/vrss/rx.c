@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive queues: one ring and one NAPI context per queue, each processed on
+ * its own CPU.
+ *
+ * The lower device's rx_handler runs on whichever CPU received the frame.
+ * It puts the frame on the ring of the queue the steering chose and makes
+ * sure that queue's NAPI gets scheduled on the queue's CPU: directly when
+ * that is the current CPU, else with an IPI (an async csd whose handler
+ * calls napi_schedule(), as RPS does).  A "kick pending" bit guards the csd,
+ * which cannot be queued twice, and batches: while one IPI is on its way,
+ * further frames for that queue send none.
+ */
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+
+#include "vrss.h"
+
+/* The i-th online CPU, wrapping around when there are more queues. */
+static int vrss_queue_default_cpu(unsigned int i)
+{
+	unsigned int n = i % num_online_cpus();
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		if (n-- == 0)
+			return cpu;
+	return cpumask_first(cpu_online_mask);
+}
+
+/* IPI handler, in hardirq context on the queue's CPU. */
+static void vrss_kick_handler(void *info)
+{
+	struct vrss_queue *q = info;
+
+	/*
+	 * Clear before scheduling: a frame enqueued after this point sends
+	 * its own kick, one enqueued before it is seen by the poll.
+	 */
+	clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
+	/* Pairs with the producer's test_and_set_bit() after ptr_ring_produce. */
+	smp_mb__after_atomic();
+	napi_schedule(&q->napi);
+}
+
+static void vrss_queue_kick(struct vrss_queue *q)
+{
+	int cpu = READ_ONCE(q->cpu);
+
+	if (cpu == smp_processor_id()) {
+		napi_schedule(&q->napi);
+		return;
+	}
+	if (test_and_set_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
+		return;
+	if (smp_call_function_single_async(cpu, &q->csd)) {
+		/* The CPU went away under us: process the queue here. */
+		clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
+		napi_schedule(&q->napi);
+	}
+}
+
+/* Called from the rx_handler, in softirq context with RCU held. */
+void vrss_rx_enqueue(struct vrss_dev *vd, struct vrss_queue *q,
+		     struct sk_buff *skb)
+{
+	if (unlikely(ptr_ring_produce(&q->ring, skb))) {
+		atomic64_inc(&q->drops);
+		kfree_skb(skb);
+		return;
+	}
+	vrss_queue_kick(q);
+}
+
+static int vrss_poll(struct napi_struct *napi, int budget)
+{
+	struct vrss_queue *q = container_of(napi, struct vrss_queue, napi);
+	unsigned int bytes = 0;
+	struct sk_buff *skb;
+	int done = 0;
+
+	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
+		skb_record_rx_queue(skb, q->index);
+		bytes += skb->len;
+		napi_gro_receive(napi, skb);
+		done++;
+	}
+
+	u64_stats_update_begin(&q->syncp);
+	u64_stats_add(&q->packets, done);
+	u64_stats_add(&q->bytes, bytes);
+	u64_stats_update_end(&q->syncp);
+	WRITE_ONCE(q->last_cpu, smp_processor_id());
+
+	if (done < budget && napi_complete_done(napi, done)) {
+		/* A producer may have added a frame after our last look. */
+		smp_mb();
+		if (!__ptr_ring_empty(&q->ring))
+			napi_schedule(napi);
+	}
+	return done;
+}
+
+int vrss_queues_alloc(struct vrss_dev *vd)
+{
+	struct net_device *dev = vd->dev;
+	unsigned int i;
+	int err;
+
+	vd->queues = kcalloc(dev->num_rx_queues, sizeof(*vd->queues), GFP_KERNEL);
+	if (!vd->queues)
+		return -ENOMEM;
+
+	for (i = 0; i < dev->num_rx_queues; i++) {
+		struct vrss_queue *q = &vd->queues[i];
+
+		err = ptr_ring_init(&q->ring, VRSS_RING_SIZE, GFP_KERNEL);
+		if (err)
+			goto err_rings;
+		q->vd = vd;
+		q->index = i;
+		q->cpu = vrss_queue_default_cpu(i);
+		q->last_cpu = -1;
+		INIT_CSD(&q->csd, vrss_kick_handler, q);
+		u64_stats_init(&q->syncp);
+		netif_napi_add(dev, &q->napi, vrss_poll);
+	}
+	return 0;
+
+err_rings:
+	while (i--) {
+		netif_napi_del(&vd->queues[i].napi);
+		ptr_ring_cleanup(&vd->queues[i].ring, NULL);
+	}
+	kfree(vd->queues);
+	vd->queues = NULL;
+	return err;
+}
+
+static void vrss_skb_free(void *ptr)
+{
+	kfree_skb(ptr);
+}
+
+/* After vrss_queues_stop(): nothing produces, no NAPI runs. */
+void vrss_queues_free(struct vrss_dev *vd)
+{
+	unsigned int i;
+
+	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+		netif_napi_del(&vd->queues[i].napi);
+		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
+	}
+	kfree(vd->queues);
+	vd->queues = NULL;
+}
+
+void vrss_queues_open(struct vrss_dev *vd)
+{
+	unsigned int i;
+
+	for (i = 0; i < vd->dev->num_rx_queues; i++)
+		napi_enable(&vd->queues[i].napi);
+	/* Frames left from before the last stop are delivered now. */
+	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+		local_bh_disable();
+		if (!ptr_ring_empty(&vd->queues[i].ring))
+			napi_schedule(&vd->queues[i].napi);
+		local_bh_enable();
+	}
+}
+
+/*
+ * The device is no longer running, so the rx_handler no longer enqueues
+ * once the RCU readers that saw it running are gone.  Then no csd may
+ * still be in flight before the NAPI contexts are disabled: a csd handler
+ * must not run against a queue that is being freed.
+ */
+void vrss_queues_stop(struct vrss_dev *vd)
+{
+	unsigned int i;
+
+	synchronize_net();
+	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+		struct vrss_queue *q = &vd->queues[i];
+
+		while (test_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
+			cond_resched();
+		napi_disable(&q->napi);
+	}
+}

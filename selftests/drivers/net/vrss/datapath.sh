@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The vrss link type and its receive path (SPEC sections 2-5): creation and
+# every refusal, one queue per vCPU, frames delivered up through vrss0 and
+# out through the lower, all frames on the primary queue with rxhash off,
+# spread over the queues by the table with rxhash on, each queue processed
+# on its own CPU, ethtool -L, counters that add up, teardown.
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
+
+ktap_plan 24
+
+cleanup() {
+	vrss_net_cleanup
+	ip link del vrss-tun 2>/dev/null
+	vrss_unload 2>/dev/null
+}
+trap cleanup EXIT
+
+taint0=$(vrss_taint_other)
+ktap_check "insmod vrss.ko" vrss_load
+
+# expect_refusal NAME MESSAGE IP-ARGS...: ip link add fails with MESSAGE.
+expect_refusal() {
+	local name=$1 msg=$2 out rc=0
+	shift 2
+	out=$(ip link add "$@" 2>&1) && rc=1
+	printf '%s\n' "$out" | grep -qF -- "$msg" || rc=1
+	[ $rc = 0 ] || echo "# ip link add $*: $out"
+	! ip link show vrss-bad > /dev/null 2>&1 || rc=1
+	ktap_result "$name" $rc
+}
+
+modprobe veth
+modprobe tun
+ip link add veth0 type veth peer name veth1
+ip tuntap add dev vrss-tun mode tun
+expect_refusal "refused without a lower device" "needs a lower device" \
+	name vrss-bad type vrss
+expect_refusal "refused on loopback" "cannot be loopback" \
+	link lo name vrss-bad type vrss
+expect_refusal "refused on a non-Ethernet lower (tun)" "must be Ethernet" \
+	link vrss-tun name vrss-bad type vrss
+ip link add link veth0 name vrss-first type vrss
+expect_refusal "refused on a lower that has an rx_handler" "already has an rx_handler" \
+	link veth0 name vrss-bad type vrss
+expect_refusal "refused on a vrss lower" "cannot itself be vrss" \
+	link vrss-first name vrss-bad type vrss
+ip link del vrss-first
+ip link del veth0
+ip link del vrss-tun
+
+ktap_check "vrss0 created on veth0, MAC follows the lower" vrss_net_setup
+ktap_check "vrss0 takes veth0's MAC address" test \
+	"$(cat /sys/class/net/vrss0/address)" = "$(cat /sys/class/net/veth0/address)"
+
+ncpu=$(nproc)
+nq=$(ls -d /sys/class/net/vrss0/queues/rx-* | wc -l)
+ktap_check "one rx queue per online vCPU by default ($nq for $ncpu)" test "$nq" = "$ncpu"
+ktap_check "ethtool -l: max rx $ncpu, $ncpu in use" sh -c \
+	"ethtool -l vrss0 | awk '/^RX:/ { print \$2 }' | tr '\n' ' ' | grep -qx '$ncpu $ncpu '"
+
+ktap_check "ethtool -k: receive-hashing off by default" sh -c \
+	'ethtool -k vrss0 | grep -qx "receive-hashing: off"'
+
+ktap_check "ping from the peer answered through vrss0" \
+	ip netns exec $VRSS_PEER ping -c 3 -i 0.2 -W 2 $VRSS_IP
+
+# sum_delta BEFORE AFTER: per-queue deltas into $delta (array), sum in $sum.
+sum_delta() {
+	local -a b=($1) a=($2)
+	local i
+	delta=()
+	sum=0
+	for i in "${!a[@]}"; do
+		delta[i]=$((a[i] - b[i]))
+		sum=$((sum + delta[i]))
+	done
+}
+
+N=400
+before=$(vrss_queue_packets vrss0)
+vrss_send_udp 16 $N
+sleep 0.5
+sum_delta "$before" "$(vrss_queue_packets vrss0)"
+echo "# rxhash off, $N packets on 16 flows: per-queue ${delta[*]}"
+ktap_check "rxhash off: every packet on the primary queue" \
+	test "${delta[0]}" = $N -a "$sum" = $N
+
+ktap_check "ethtool -K vrss0 rxhash on" sh -c \
+	'ethtool -K vrss0 rxhash on && ethtool -k vrss0 | grep -qx "receive-hashing: on"'
+
+before=$(vrss_queue_packets vrss0)
+vrss_send_udp 16 $N
+sleep 0.5
+sum_delta "$before" "$(vrss_queue_packets vrss0)"
+echo "# rxhash on, $N packets on 16 flows: per-queue ${delta[*]}"
+ktap_check "rxhash on: queue counters add up to the packets sent" test "$sum" = $N
+used=0
+for d in "${delta[@]}"; do [ "$d" -gt 0 ] && used=$((used + 1)); done
+if [ "$ncpu" -ge 2 ]; then
+	ktap_check "rxhash on: 16 flows spread over $used of $nq queues" test $used -ge 2
+else
+	ktap_result "rxhash on: 16 flows spread over the queues # needs 2 vCPUs" 4
+fi
+
+# Queue i is processed on the i-th online CPU: where its poll last ran.
+ok=0
+for i in "${!delta[@]}"; do
+	[ "${delta[i]}" -gt 0 ] || continue
+	cpu=$(vrss_stat vrss0 rx_queue_${i}_cpu)
+	want=$((i % ncpu))	# the guest's CPUs are 0..ncpu-1, all online
+	echo "# queue $i processed on CPU $cpu (expected $want)"
+	[ "$cpu" = "$want" ] || ok=1
+done
+ktap_result "each queue processed on its own CPU" $ok
+
+rx=$(cat /sys/class/net/vrss0/statistics/rx_packets)
+sum=0
+for p in $(vrss_queue_packets vrss0); do sum=$((sum + p)); done
+ktap_check "ip -s link rx_packets ($rx) = sum of the queues ($sum)" test "$rx" = "$sum"
+
+ktap_check "ethtool -L rx 1: one queue in use" sh -c \
+	'ethtool -L vrss0 rx 1 && ethtool -l vrss0 | awk "/^RX:/ { print \$2 }" | tail -n 1 | grep -qx 1'
+before=$(vrss_queue_packets vrss0)
+vrss_send_udp 16 $N
+sleep 0.5
+sum_delta "$before" "$(vrss_queue_packets vrss0)"
+echo "# rxhash on, 1 queue: per-queue ${delta[*]}"
+ktap_check "rxhash on with one queue in use: all on the primary" \
+	test "${delta[0]}" = $N -a "$sum" = $N
+
+out=$(ethtool -L vrss0 rx $((ncpu + 1)) 2>&1); rc=$?
+after=$(ethtool -l vrss0 | awk '/^RX:/ { print $2 }' | tail -n 1)
+ktap_check "ethtool -L rx beyond numrxqueues refused, nothing changed" \
+	test $rc -ne 0 -a "$after" = 1
+
+ip link del veth0
+ktap_check "deleting the lower deletes vrss0" sh -c '! ip link show vrss0 2>/dev/null'
+
+vrss_net_cleanup
+vrss_net_setup > /dev/null 2>&1
+ktap_check "rmmod with a vrss device present removes it" sh -c \
+	'rmmod vrss && ! ip link show vrss0 2>/dev/null'
+
+ktap_check "no taint beyond out-of-tree and unsigned" \
+	test "$(vrss_taint_other)" -eq "$taint0"
+
+ktap_finish
