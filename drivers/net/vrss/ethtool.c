@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ethtool: driver info, channels (the queues in use) and statistics.
+ * ethtool: driver info, channels (the queues in use), the RSS key, table
+ * and hashed fields, and statistics.
  */
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 
+#include "compat.h"
 #include "vrss.h"
 
 static void vrss_get_drvinfo(struct net_device *dev,
@@ -66,6 +68,125 @@ static int vrss_set_channels(struct net_device *dev,
 	if (err)
 		return err;
 	vrss_rss_channels_changed(vd);
+	return 0;
+}
+
+static u32 vrss_get_rxfh_key_size(struct net_device *dev)
+{
+	return VRSS_RSS_KEY_SIZE;
+}
+
+static u32 vrss_get_rxfh_indir_size(struct net_device *dev)
+{
+	return VRSS_INDIR_SIZE;
+}
+
+int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key, u8 *hfunc)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	const struct vrss_rss *rss = rtnl_dereference(vd->rss);
+
+	if (hfunc)
+		*hfunc = ETH_RSS_HASH_TOP;
+	if (indir)
+		memcpy(indir, rss->indir, sizeof(rss->indir));
+	if (key)
+		memcpy(key, rss->key, sizeof(rss->key));
+	return 0;
+}
+
+/* Toeplitz only; every entry must name a queue in use. */
+int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
+		  u8 hfunc, struct netlink_ext_ack *extack)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	if (hfunc != ETH_RSS_HASH_NO_CHANGE && hfunc != ETH_RSS_HASH_TOP) {
+		NL_SET_ERR_MSG(extack, "vrss hashes with Toeplitz only");
+		return -EOPNOTSUPP;
+	}
+	if (indir && vrss_indir_max(indir) >= dev->real_num_rx_queues) {
+		NL_SET_ERR_MSG(extack, "indirection table names a queue not in use");
+		return -EINVAL;
+	}
+	if (!indir && !key)
+		return 0;
+	return vrss_rss_update(vd, indir, key);
+}
+
+static int vrss_flow_of(u32 flow_type)
+{
+	switch (flow_type) {
+	case TCP_V4_FLOW:
+		return VRSS_FLOW_TCP4;
+	case UDP_V4_FLOW:
+		return VRSS_FLOW_UDP4;
+	case TCP_V6_FLOW:
+		return VRSS_FLOW_TCP6;
+	case UDP_V6_FLOW:
+		return VRSS_FLOW_UDP6;
+	default:
+		return -1;
+	}
+}
+
+#define VRSS_RXH_SD	(RXH_IP_SRC | RXH_IP_DST)
+#define VRSS_RXH_SDFN	(VRSS_RXH_SD | RXH_L4_B_0_1 | RXH_L4_B_2_3)
+
+static int vrss_get_rxfh_fields(struct vrss_dev *vd, struct ethtool_rxnfc *nfc)
+{
+	int flow = vrss_flow_of(nfc->flow_type);
+
+	if (flow >= 0) {
+		nfc->data = READ_ONCE(vd->hash_ports[flow]) ? VRSS_RXH_SDFN : VRSS_RXH_SD;
+		return 0;
+	}
+	/* Every other IP flow type hashes the addresses only. */
+	switch (nfc->flow_type) {
+	case SCTP_V4_FLOW:
+	case AH_ESP_V4_FLOW:
+	case AH_V4_FLOW:
+	case ESP_V4_FLOW:
+	case IPV4_FLOW:
+	case SCTP_V6_FLOW:
+	case AH_ESP_V6_FLOW:
+	case AH_V6_FLOW:
+	case ESP_V6_FLOW:
+	case IPV6_FLOW:
+		nfc->data = VRSS_RXH_SD;
+		return 0;
+	default:
+		nfc->data = 0;
+		return -EINVAL;
+	}
+}
+
+static int vrss_get_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc,
+			  u32 *rule_locs)
+{
+	switch (nfc->cmd) {
+	case ETHTOOL_GRXRINGS:
+		nfc->data = dev->real_num_rx_queues;
+		return 0;
+	case ETHTOOL_GRXFH:
+		return vrss_get_rxfh_fields(netdev_priv(dev), nfc);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* rx-flow-hash tcp4|udp4|tcp6|udp6 sd|sdfn; anything else is refused. */
+static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	int flow;
+
+	if (nfc->cmd != ETHTOOL_SRXFH)
+		return -EOPNOTSUPP;
+	flow = vrss_flow_of(nfc->flow_type);
+	if (flow < 0 || (nfc->data != VRSS_RXH_SD && nfc->data != VRSS_RXH_SDFN))
+		return -EINVAL;
+	WRITE_ONCE(vd->hash_ports[flow], nfc->data == VRSS_RXH_SDFN);
 	return 0;
 }
 
@@ -131,4 +252,10 @@ const struct ethtool_ops vrss_ethtool_ops = {
 	.get_sset_count		= vrss_get_sset_count,
 	.get_strings		= vrss_get_strings,
 	.get_ethtool_stats	= vrss_get_ethtool_stats,
+	.get_rxfh_key_size	= vrss_get_rxfh_key_size,
+	.get_rxfh_indir_size	= vrss_get_rxfh_indir_size,
+	.get_rxfh		= vrss_compat_get_rxfh,
+	.set_rxfh		= vrss_compat_set_rxfh,
+	.get_rxnfc		= vrss_get_rxnfc,
+	.set_rxnfc		= vrss_set_rxnfc,
 };

@@ -114,7 +114,7 @@ static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
 	}
 
 	/* Fragments have no ports (the first one's are not in the others). */
-	if (flow < 0 || !vd->hash_ports[flow] ||
+	if (flow < 0 || !READ_ONCE(vd->hash_ports[flow]) ||
 	    (keys.control.flags & FLOW_DIS_IS_FRAGMENT) || !keys.ports.ports)
 		return len;
 	memcpy(in + len, &keys.ports.src, 2);

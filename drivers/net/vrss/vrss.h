@@ -97,5 +97,8 @@ struct vrss_queue *vrss_rss_steer(struct vrss_dev *vd, struct sk_buff *skb);
 
 /* ethtool.c */
 extern const struct ethtool_ops vrss_ethtool_ops;
+int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key, u8 *hfunc);
+int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
+		  u8 hfunc, struct netlink_ext_ack *extack);
 
 #endif /* _VRSS_H */

@@ -10,7 +10,8 @@ KSFT_PASS=0
 KSFT_FAIL=1
 KSFT_SKIP=4
 
-VRSS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)
+VRSS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VRSS_REPO=$(cd "$VRSS_DIR/../../../.." && pwd)
 # The module built for the running kernel by `make modules-all`.
 VRSS_KO=${VRSS_KO:-$VRSS_REPO/build/$(uname -r)/drivers/net/vrss/vrss.ko}
 
@@ -128,22 +129,26 @@ vrss_net_cleanup() {
 	ip netns del $VRSS_PEER 2>/dev/null
 }
 
-# vrss_send_udp FLOWS PACKETS: PACKETS UDP datagrams from the peer to
-# vrss0, spread evenly over FLOWS flows (distinct source and destination
-# ports).  Unconnected sockets: the port-unreachable replies do not stop
-# the sender.
+# vrss_send_udp FLOWS PER_FLOW: PER_FLOW UDP datagrams from the peer to
+# vrss0 on each of FLOWS flows (vrss_udp.py has the ports).
 vrss_send_udp() {
-	ip netns exec $VRSS_PEER python3 -c '
-import socket, sys
-flows, packets, ip = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-socks = []
-for f in range(flows):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("0.0.0.0", 0))
-    socks.append(s)
-for i in range(packets):
-    socks[i % flows].sendto(b"vrss", (ip, 7000 + i % flows))
-' "$1" "$2" $VRSS_IP
+	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP "$1" "$2"
+}
+
+# vrss_predict FLOWS PER_FLOW [--no-ports]: the per-queue counts RSS must
+# give for those flows with vrss0's current key and table.
+vrss_predict() {
+	"$VRSS_DIR/vrss_udp.py" predict $VRSS_PEER_IP $VRSS_IP "$1" "$2" vrss0 "${@:3}"
+}
+
+# vrss_queue_delta BEFORE AFTER: per-queue differences, space separated.
+vrss_queue_delta() {
+	local -a b=($1) a=($2)
+	local i out=
+	for i in "${!a[@]}"; do
+		out+="$((a[i] - b[i])) "
+	done
+	echo "${out% }"
 }
 
 # vrss_stat DEV NAME: one ethtool -S counter.

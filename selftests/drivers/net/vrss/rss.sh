@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RSS (SPEC section 5) through stock ethtool: the key and the table
+# (-x/-X), the hashed fields (-n/-N), and traffic landing exactly on the
+# queues an independent Toeplitz implementation predicts from what
+# `ethtool -x` shows.  Every bad input fails and changes nothing.
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
+[ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
+
+ktap_plan 23
+
+cleanup() {
+	vrss_net_cleanup
+	vrss_unload 2>/dev/null
+}
+trap cleanup EXIT
+
+taint0=$(vrss_taint_other)
+setup() {
+	vrss_load && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on
+}
+ktap_check "insmod, vrss0 on veth0 with 2 queues, rxhash on" setup
+
+table() {
+	ethtool -x vrss0 | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }'
+}
+count_in_table() {
+	table | tr ' ' '\n' | grep -cx "$1"
+}
+
+expect=$(for ((i = 0; i < 128; i++)); do printf '%d ' $((i % 2)); done)
+ktap_check "ethtool -x: 128 entries, round robin over the 2 queues" test "$(table)" = "$expect"
+ktap_check "ethtool -x: hash function toeplitz" sh -c \
+	'ethtool -x vrss0 | grep -qx "    toeplitz: on"'
+key=$(ethtool -x vrss0 | sed -n '/^RSS hash key:/{n;p}')
+syskey=$(cut -d: -f1-40 /proc/sys/net/core/netdev_rss_key)
+ktap_check "default key = first 40 bytes of net.core.netdev_rss_key" test "$key" = "$syskey"
+
+fields_ok=0
+for f in tcp4 udp4 tcp6 udp6; do
+	out=$(ethtool -n vrss0 rx-flow-hash $f)
+	for w in "IP SA" "IP DA" "L4 bytes 0 & 1" "L4 bytes 2 & 3"; do
+		grep -qF "$w" <<< "$out" || { echo "# $f: no '$w' in: $out"; fields_ok=1; }
+	done
+done
+ktap_result "ethtool -n rx-flow-hash tcp4|udp4|tcp6|udp6: sdfn by default" $fields_ok
+
+# check_steering NAME [--no-ports]: 32 flows, 10 packets each, land on
+# exactly the queues the reference predicts.
+check_steering() {
+	local name=$1 want before got
+	shift
+	want=$(vrss_predict 32 10 "$@") || { ktap_result "$name" 1; return; }
+	before=$(vrss_queue_packets vrss0)
+	vrss_send_udp 32 10
+	sleep 0.5
+	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+	# The prediction lists queues up to the highest the table names.
+	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
+	echo "# per-queue packets: predicted $want, got $got"
+	ktap_result "$name" "$([ "$want" = "$got" ]; echo $?)"
+}
+
+check_steering "default key and table: every flow on its predicted queue"
+
+ktap_check "ethtool -X weight 3 1" ethtool -X vrss0 weight 3 1
+ktap_check "table holds 96 entries for queue 0, 32 for queue 1" \
+	test "$(count_in_table 0)" = 96 -a "$(count_in_table 1)" = 32
+check_steering "weight 3 1: every flow on its predicted queue"
+
+ktap_check "ethtool -X equal 1: every entry queue 0" sh -c \
+	'ethtool -X vrss0 equal 1 && [ "$(ethtool -x vrss0 | awk "/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) s += \$i } END { print s }")" = 0 ]'
+check_steering "equal 1: every flow on queue 0"
+
+ethtool -X vrss0 default
+newkey=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
+ktap_check "ethtool -X hkey sets the key" sh -c \
+	"ethtool -X vrss0 hkey $newkey && ethtool -x vrss0 | grep -qx '$newkey'"
+check_steering "new key: every flow on its predicted queue"
+
+# expect_unchanged NAME CMD...: CMD is refused and ethtool -x/-n show no
+# change.  Debian's ethtool 6.1 exits 0 when the kernel refuses -N, so its
+# "Cannot change ...: <errno>" counts as the refusal too.
+expect_unchanged() {
+	local name=$1 before after rc=0
+	shift
+	before=$(ethtool -x vrss0 && ethtool -n vrss0 rx-flow-hash udp4) || {
+		ktap_result "$name # cannot read the configuration" 1
+		return
+	}
+	if out=$("$@" 2>&1) && ! grep -qE 'Cannot change .*: (Invalid argument|Operation not supported)' <<< "$out"; then
+		echo "# '$*' succeeded: $out"
+		rc=1
+	fi
+	echo "# $*: ${out:-(no message)}"
+	after=$(ethtool -x vrss0; ethtool -n vrss0 rx-flow-hash udp4)
+	[ "$before" = "$after" ] || { echo "# '$*' changed the configuration"; rc=1; }
+	ktap_result "$name" $rc
+}
+
+expect_unchanged "hfunc xor refused, nothing changed" ethtool -X vrss0 hfunc xor
+expect_unchanged "equal 3 on 2 queues refused, nothing changed" ethtool -X vrss0 equal 3
+expect_unchanged "a 39-byte key refused, nothing changed" \
+	ethtool -X vrss0 hkey "${newkey%:fa}"
+expect_unchanged "rx-flow-hash udp4 sdt refused, nothing changed" \
+	ethtool -N vrss0 rx-flow-hash udp4 sdt
+expect_unchanged "rx-flow-hash sctp4 sd refused, nothing changed" \
+	ethtool -N vrss0 rx-flow-hash sctp4 sd
+
+ethtool -N vrss0 rx-flow-hash udp4 sd
+ktap_check "rx-flow-hash udp4 sd: ethtool -n shows addresses only" sh -c \
+	'out=$(ethtool -n vrss0 rx-flow-hash udp4); echo "$out" | grep -q "IP SA" && ! echo "$out" | grep -q "L4 bytes"'
+check_steering "udp4 sd: flows differing only in ports share one queue" --no-ports
+ethtool -N vrss0 rx-flow-hash udp4 sdfn
+
+ethtool -X vrss0 weight 1 1
+expect_unchanged "ethtool -L rx 1 refused while a user table names queue 1" \
+	ethtool -L vrss0 rx 1
+ethtool -X vrss0 default
+ktap_check "after -X default, -L rx 1 works and the table follows" sh -c \
+	'ethtool -L vrss0 rx 1 && [ "$(ethtool -x vrss0 | awk "/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) s += \$i } END { print s }")" = 0 ]'
+
+ktap_check "no taint beyond out-of-tree and unsigned" \
+	test "$(vrss_taint_other)" -eq "$taint0"
+ktap_finish
