@@ -12,12 +12,25 @@
 
 static int __init vrss_init(void)
 {
-	return vrss_netdev_init();
+	int err;
+
+	err = vrss_rx_init();
+	if (err)
+		return err;
+	err = vrss_netdev_init();
+	if (err)
+		goto err_rx;
+	return 0;
+
+err_rx:
+	vrss_rx_exit();
+	return err;
 }
 
 static void __exit vrss_exit(void)
 {
 	vrss_netdev_exit();
+	vrss_rx_exit();
 }
 
 module_init(vrss_init);

@@ -11,11 +11,14 @@
  * which cannot be queued twice, and batches: while one IPI is on its way,
  * further frames for that queue send none.
  */
+#include <linux/cpuhotplug.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
 #include "vrss.h"
+
+static enum cpuhp_state vrss_cpuhp_state;
 
 /* The i-th online CPU, wrapping around when there are more queues. */
 static int vrss_queue_default_cpu(unsigned int i)
@@ -120,12 +123,16 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 			goto err_rings;
 		q->vd = vd;
 		q->index = i;
-		q->cpu = vrss_queue_default_cpu(i);
+		q->home_cpu = vrss_queue_default_cpu(i);
+		q->cpu = q->home_cpu;
 		q->last_cpu = -1;
 		INIT_CSD(&q->csd, vrss_kick_handler, q);
 		u64_stats_init(&q->syncp);
 		netif_napi_add(dev, &q->napi, vrss_poll);
 	}
+	err = cpuhp_state_add_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
+	if (err)
+		goto err_rings;
 	return 0;
 
 err_rings:
@@ -148,6 +155,7 @@ void vrss_queues_free(struct vrss_dev *vd)
 {
 	unsigned int i;
 
+	cpuhp_state_remove_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
 	for (i = 0; i < vd->dev->num_rx_queues; i++) {
 		netif_napi_del(&vd->queues[i].napi);
 		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
@@ -189,4 +197,50 @@ void vrss_queues_stop(struct vrss_dev *vd)
 			cond_resched();
 		napi_disable(&q->napi);
 	}
+}
+
+/*
+ * CPU hotplug.  Before a CPU goes down, its queues move to another online
+ * CPU; they come home when it is back.  Frames already queued are not
+ * lost: a kick in flight runs on the dying CPU when it flushes its IPIs,
+ * and the core moves a NAPI scheduled there to a live CPU.
+ */
+static int vrss_cpu_down_prep(unsigned int cpu, struct hlist_node *node)
+{
+	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
+	int target = cpumask_any_but(cpu_online_mask, cpu);
+	unsigned int i;
+
+	for (i = 0; i < vd->dev->num_rx_queues; i++)
+		if (vd->queues[i].cpu == cpu)
+			WRITE_ONCE(vd->queues[i].cpu, target);
+	return 0;
+}
+
+static int vrss_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
+	unsigned int i;
+
+	for (i = 0; i < vd->dev->num_rx_queues; i++)
+		if (vd->queues[i].home_cpu == cpu)
+			WRITE_ONCE(vd->queues[i].cpu, cpu);
+	return 0;
+}
+
+int vrss_rx_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "net/vrss:online",
+				      vrss_cpu_online, vrss_cpu_down_prep);
+	if (ret < 0)
+		return ret;
+	vrss_cpuhp_state = ret;
+	return 0;
+}
+
+void vrss_rx_exit(void)
+{
+	cpuhp_remove_multi_state(vrss_cpuhp_state);
 }

@@ -37,7 +37,8 @@ struct vrss_queue {
 	unsigned long state;
 	struct vrss_dev *vd;
 	unsigned int index;
-	int cpu;		/* where this queue is processed */
+	int home_cpu;		/* its CPU while that one is online */
+	int cpu;		/* where it is processed now */
 	int last_cpu;		/* where its poll last ran (ethtool -S) */
 
 	/* Written by the poll only. */
@@ -66,6 +67,7 @@ enum vrss_flow {
 };
 
 struct vrss_dev {
+	struct hlist_node cpuhp_node;	/* CPU hotplug: queues move off */
 	struct net_device *dev;
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
@@ -81,6 +83,8 @@ int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
 
 /* rx.c */
+int vrss_rx_init(void);
+void vrss_rx_exit(void);
 int vrss_queues_alloc(struct vrss_dev *vd);
 void vrss_queues_free(struct vrss_dev *vd);
 void vrss_queues_open(struct vrss_dev *vd);

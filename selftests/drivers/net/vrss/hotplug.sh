@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# CPU hotplug (SPEC section 3): a queue whose CPU goes offline is processed
+# on another online CPU, nothing is lost, and it goes home when its CPU
+# comes back, also with traffic flowing while the CPU goes away.
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
+[ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs"
+[ -w /sys/devices/system/cpu/cpu1/online ] || ktap_skip_all "CPU 1 cannot go offline here"
+
+ktap_plan 8
+
+cleanup() {
+	echo 1 > /sys/devices/system/cpu/cpu1/online
+	vrss_net_cleanup
+	vrss_unload 2>/dev/null
+}
+trap cleanup EXIT
+
+taint0=$(vrss_taint_other)
+setup() {
+	vrss_load && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on
+}
+ktap_check "vrss0 with 2 queues, rxhash on" setup
+
+# send_and_count FLOWS PER_FLOW: sets $delta (per queue) and $sum.
+send_and_count() {
+	local before d
+	before=$(vrss_queue_packets vrss0)
+	vrss_send_udp "$1" "$2"
+	sleep 0.5
+	delta=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+	sum=0
+	for d in $delta; do sum=$((sum + d)); done
+}
+
+ktap_check "CPU 1 offline" sh -c 'echo 0 > /sys/devices/system/cpu/cpu1/online'
+send_and_count 32 10
+echo "# CPU 1 offline: per-queue $delta"
+ktap_check "CPU 1 offline: all 320 packets delivered" test "$sum" = 320
+q1=$(echo "$delta" | cut -d' ' -f2)
+ktap_check "queue 1 got traffic ($q1) and ran on CPU 0" \
+	test "$q1" -gt 0 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 0
+
+ktap_check "CPU 1 online" sh -c 'echo 1 > /sys/devices/system/cpu/cpu1/online'
+send_and_count 32 10
+echo "# CPU 1 back: per-queue $delta"
+ktap_check "CPU 1 back: queue 1 runs on CPU 1 again, all delivered" \
+	test "$sum" = 320 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 1
+
+# Offline and online repeatedly while traffic flows.
+before=$(vrss_queue_packets vrss0)
+drops0=$(($(vrss_stat vrss0 rx_queue_0_drops) + $(vrss_stat vrss0 rx_queue_1_drops)))
+vrss_send_udp 32 200 &
+sender=$!
+for _ in 1 2 3 4 5; do
+	echo 0 > /sys/devices/system/cpu/cpu1/online
+	sleep 0.2
+	echo 1 > /sys/devices/system/cpu/cpu1/online
+	sleep 0.2
+done
+wait $sender
+sleep 0.5
+delta=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+sum=0
+for d in $delta; do sum=$((sum + d)); done
+drops=$(($(vrss_stat vrss0 rx_queue_0_drops) + $(vrss_stat vrss0 rx_queue_1_drops) - drops0))
+echo "# CPU 1 flapping 5 times under traffic: per-queue $delta, ring drops $drops"
+ktap_check "under CPU flapping: delivered + ring drops = 6400 sent" test $((sum + drops)) = 6400
+
+ktap_check "no taint beyond out-of-tree and unsigned" \
+	test "$(vrss_taint_other)" -eq "$taint0"
+ktap_finish
