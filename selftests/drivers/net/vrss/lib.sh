@@ -135,12 +135,6 @@ vrss_send_udp() {
 	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP "$1" "$2"
 }
 
-# vrss_predict FLOWS PER_FLOW [--no-ports]: the per-queue counts RSS must
-# give for those flows with vrss0's current key and table.
-vrss_predict() {
-	"$VRSS_DIR/vrss_udp.py" predict $VRSS_PEER_IP $VRSS_IP "$1" "$2" vrss0 "${@:3}"
-}
-
 # vrss_queue_delta BEFORE AFTER: per-queue differences, space separated.
 vrss_queue_delta() {
 	local -a b=($1) a=($2)
@@ -159,4 +153,31 @@ vrss_stat() {
 # vrss_queue_packets DEV: the rx_queue_<i>_packets counters, space separated.
 vrss_queue_packets() {
 	ethtool -S "$1" | awk '$1 ~ /^rx_queue_[0-9]+_packets:$/ { printf "%s ", $2 }'
+}
+
+# vrss_check_steering NAME SRC DST [--no-ports] [--frags K SIZE]: 32 UDP
+# flows of 10 datagrams each from SRC in the peer to DST on vrss0 land on
+# exactly the queues an independent Toeplitz over vrss0's key and table
+# (ethtool -x) predicts.  --no-ports: predict from the addresses only.
+# --frags: SIZE-byte datagrams, K fragments each.
+vrss_check_steering() {
+	local name=$1 src=$2 dst=$3 ports= size=4 mult=1 want before got
+	shift 3
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--no-ports) ports=--no-ports; shift ;;
+		--frags) mult=$2; size=$3; shift 3 ;;
+		*) echo "vrss_check_steering: bad argument $1" >&2; return 1 ;;
+		esac
+	done
+	want=$("$VRSS_DIR/vrss_udp.py" predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports) ||
+		{ ktap_result "$name" 1; return; }
+	before=$(vrss_queue_packets vrss0)
+	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send "$dst" 32 10 $size
+	sleep 0.5
+	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+	# The prediction lists queues up to the highest the table names.
+	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
+	echo "# per-queue packets: predicted $want, got $got"
+	ktap_result "$name" "$([ "$want" = "$got" ]; echo $?)"
 }

@@ -50,38 +50,22 @@ for f in tcp4 udp4 tcp6 udp6; do
 done
 ktap_result "ethtool -n rx-flow-hash tcp4|udp4|tcp6|udp6: sdfn by default" $fields_ok
 
-# check_steering NAME [--no-ports]: 32 flows, 10 packets each, land on
-# exactly the queues the reference predicts.
-check_steering() {
-	local name=$1 want before got
-	shift
-	want=$(vrss_predict 32 10 "$@") || { ktap_result "$name" 1; return; }
-	before=$(vrss_queue_packets vrss0)
-	vrss_send_udp 32 10
-	sleep 0.5
-	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
-	# The prediction lists queues up to the highest the table names.
-	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
-	echo "# per-queue packets: predicted $want, got $got"
-	ktap_result "$name" "$([ "$want" = "$got" ]; echo $?)"
-}
-
-check_steering "default key and table: every flow on its predicted queue"
+vrss_check_steering "default key and table: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
 
 ktap_check "ethtool -X weight 3 1" ethtool -X vrss0 weight 3 1
 ktap_check "table holds 96 entries for queue 0, 32 for queue 1" \
 	test "$(count_in_table 0)" = 96 -a "$(count_in_table 1)" = 32
-check_steering "weight 3 1: every flow on its predicted queue"
+vrss_check_steering "weight 3 1: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
 
 ktap_check "ethtool -X equal 1: every entry queue 0" sh -c \
 	'ethtool -X vrss0 equal 1 && [ "$(ethtool -x vrss0 | awk "/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) s += \$i } END { print s }")" = 0 ]'
-check_steering "equal 1: every flow on queue 0"
+vrss_check_steering "equal 1: every flow on queue 0" $VRSS_PEER_IP $VRSS_IP
 
 ethtool -X vrss0 default
 newkey=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
 ktap_check "ethtool -X hkey sets the key" sh -c \
 	"ethtool -X vrss0 hkey $newkey && ethtool -x vrss0 | grep -qx '$newkey'"
-check_steering "new key: every flow on its predicted queue"
+vrss_check_steering "new key: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
 
 # expect_unchanged NAME CMD...: CMD is refused and ethtool -x/-n show no
 # change.  Debian's ethtool 6.1 exits 0 when the kernel refuses -N, so its
@@ -115,7 +99,8 @@ expect_unchanged "rx-flow-hash sctp4 sd refused, nothing changed" \
 ethtool -N vrss0 rx-flow-hash udp4 sd
 ktap_check "rx-flow-hash udp4 sd: ethtool -n shows addresses only" sh -c \
 	'out=$(ethtool -n vrss0 rx-flow-hash udp4); echo "$out" | grep -q "IP SA" && ! echo "$out" | grep -q "L4 bytes"'
-check_steering "udp4 sd: flows differing only in ports share one queue" --no-ports
+vrss_check_steering "udp4 sd: flows differing only in ports share one queue" \
+	$VRSS_PEER_IP $VRSS_IP --no-ports
 ethtool -N vrss0 rx-flow-hash udp4 sdfn
 
 ethtool -X vrss0 weight 1 1

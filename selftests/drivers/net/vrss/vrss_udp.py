@@ -6,6 +6,11 @@
       PER_FLOW datagrams on each of FLOWS flows: source port 20000+f,
       destination port 7000+f, unconnected sockets (port-unreachable
       replies do not stop the sender).
+  vrss_udp.py send DST FLOWS PER_FLOW SIZE
+      The same with SIZE-byte payloads (over the MTU: IP fragments).
+  vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
+      COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
+      of payload, through a packet socket on IFACE.
   vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports]
       The per-queue packet counts those flows must give on DEV, from the
       key and table `ethtool -x DEV` shows: an independent Toeplitz
@@ -21,15 +26,27 @@ import sys
 SPORT, DPORT = 20000, 7000
 
 
-def send(dst, flows, per_flow):
+def send(dst, flows, per_flow, size=4):
+    family = socket.AF_INET6 if ":" in dst else socket.AF_INET
+    payload = b"v" * size
     socks = []
     for f in range(flows):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("0.0.0.0", SPORT + f))
+        s = socket.socket(family, socket.SOCK_DGRAM)
+        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", SPORT + f))
         socks.append(s)
     for _ in range(per_flow):
         for f, s in enumerate(socks):
-            s.sendto(b"vrss", (dst, DPORT + f))
+            s.sendto(payload, (dst, DPORT + f))
+
+
+def raw(iface, dstmac, ethertype, length, count):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    src = s.getsockname()[4]
+    frame = (bytes.fromhex(dstmac.replace(":", "")) + src +
+             int(ethertype, 16).to_bytes(2, "big") + bytes(length))
+    for _ in range(count):
+        s.send(frame)
 
 
 def toeplitz(key, data):
@@ -76,7 +93,9 @@ def predict(src, dst, flows, per_flow, dev, ports):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "send":
-        send(args[0], int(args[1]), int(args[2]))
+        send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]])
+    elif cmd == "raw":
+        raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "predict":
         predict(args[0], args[1], int(args[2]), int(args[3]), args[4],
                 "--no-ports" not in args)

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What gets hashed (SPEC section 5): IPv6 4-tuples, VLAN-tagged frames,
+# IP fragments (addresses only, every fragment of a flow on one queue),
+# non-IP and truncated frames (primary queue, counted as rx_nohash).
+# Each IP case is checked against the Toeplitz reference.
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
+[ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
+
+ktap_plan 9
+
+cleanup() {
+	vrss_net_cleanup
+	vrss_unload 2>/dev/null
+}
+trap cleanup EXIT
+
+taint0=$(vrss_taint_other)
+P6=2001:db8::1
+L6=2001:db8::2
+PV=198.51.100.1
+LV=198.51.100.2
+peer() {
+	ip netns exec $VRSS_PEER "$@"
+}
+
+setup() {
+	vrss_load && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on || return 1
+	# IPv6 on the test link only, no link-local address, no DAD: after the
+	# MLD reports of the address setup, the link is quiet again.
+	sysctl -qw net.ipv6.conf.vrss0.addr_gen_mode=1 net.ipv6.conf.vrss0.disable_ipv6=0
+	peer sysctl -qw net.ipv6.conf.veth1.addr_gen_mode=1 net.ipv6.conf.veth1.disable_ipv6=0
+	ip addr add $L6/64 dev vrss0 nodad
+	peer ip addr add $P6/64 dev veth1 nodad
+	peer ip -6 neigh replace $L6 dev veth1 nud permanent lladdr "$(cat /sys/class/net/vrss0/address)"
+	ip -6 neigh replace $P6 dev vrss0 nud permanent \
+		lladdr "$(peer cat /sys/class/net/veth1/address)"
+	# VLAN 10 on both ends: tagged frames on the wire.
+	modprobe 8021q
+	ip link add link vrss0 name vrss0.10 type vlan id 10 && ip link set vrss0.10 up
+	ip addr add $LV/24 dev vrss0.10
+	peer ip link add link veth1 name veth1.10 type vlan id 10 && peer ip link set veth1.10 up
+	peer ip addr add $PV/24 dev veth1.10
+	peer ip neigh replace $LV dev veth1.10 nud permanent lladdr "$(cat /sys/class/net/vrss0/address)"
+	ip neigh replace $PV dev vrss0.10 nud permanent \
+		lladdr "$(peer cat /sys/class/net/veth1/address)"
+	sleep 3
+}
+ktap_check "vrss0 with 2 queues, rxhash on, IPv6 and VLAN 10 on the link" setup
+
+vrss_check_steering "IPv6 UDP: every flow on its predicted queue" $P6 $L6
+vrss_check_steering "VLAN-tagged IPv4 UDP: every flow on its predicted queue" $PV $LV
+vrss_check_steering "IPv4 fragments (3000-byte datagrams): hashed on addresses, all on one queue" \
+	$VRSS_PEER_IP $VRSS_IP --no-ports --frags 3 3000
+vrss_check_steering "IPv6 fragments: hashed on addresses, all on one queue" \
+	$P6 $L6 --no-ports --frags 3 3000
+
+# raw_frames NAME ETHERTYPE LEN: 50 such frames all on queue 0, counted.
+raw_frames() {
+	local name=$1 before nohash0 got
+	before=$(vrss_queue_packets vrss0)
+	nohash0=$(vrss_stat vrss0 rx_nohash)
+	peer "$VRSS_DIR/vrss_udp.py" raw veth1 "$(cat /sys/class/net/vrss0/address)" "$2" "$3" 50
+	sleep 0.5
+	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+	echo "# per-queue packets $got, rx_nohash +$(($(vrss_stat vrss0 rx_nohash) - nohash0))"
+	ktap_result "$name" "$([ "$got" = "50 0" ] &&
+		[ $(($(vrss_stat vrss0 rx_nohash) - nohash0)) = 50 ]; echo $?)"
+}
+raw_frames "non-IP frames (ethertype 88b5): primary queue, counted as rx_nohash" 88b5 46
+raw_frames "truncated IPv4 headers: primary queue, counted as rx_nohash" 0800 10
+raw_frames "truncated IPv6 headers: primary queue, counted as rx_nohash" 86dd 20
+
+ktap_check "no taint beyond out-of-tree and unsigned" \
+	test "$(vrss_taint_other)" -eq "$taint0"
+ktap_finish
