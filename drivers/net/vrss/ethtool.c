@@ -191,7 +191,7 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 }
 
 static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
-	"packets", "bytes", "drops", "cpu",
+	"packets", "bytes", "drops", "cpu", "ipis",
 };
 
 static const char vrss_dev_stat_names[][ETH_GSTRING_LEN] = {
@@ -238,6 +238,7 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 		data[2] = atomic64_read(&q->drops);
 		/* Where the poll last ran, or the queue's CPU before any. */
 		data[3] = READ_ONCE(q->last_cpu) >= 0 ? q->last_cpu : q->cpu;
+		data[4] = atomic64_read(&q->ipis);
 		data += VRSS_QUEUE_STATS;
 	}
 	data[0] = atomic64_read(&vd->rx_nohash);

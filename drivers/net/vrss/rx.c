@@ -61,7 +61,9 @@ static void vrss_queue_kick(struct vrss_queue *q)
 		/* The CPU went away under us: process the queue here. */
 		clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
 		napi_schedule(&q->napi);
+		return;
 	}
+	atomic64_inc(&q->ipis);
 }
 
 /* Called from the rx_handler, in softirq context with RCU held. */

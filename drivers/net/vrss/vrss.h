@@ -47,6 +47,7 @@ struct vrss_queue {
 	u64_stats_t bytes;
 	/* Written by any producer CPU. */
 	atomic64_t drops;
+	atomic64_t ipis;	/* kicks sent to another CPU */
 } ____cacheline_aligned_in_smp;
 
 /* Hash key, indirection table and the hash's lookup table; RCU-replaced. */

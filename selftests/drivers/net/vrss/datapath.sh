@@ -12,7 +12,7 @@ vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 
-ktap_plan 24
+ktap_plan 27
 
 cleanup() {
 	vrss_net_cleanup
@@ -90,6 +90,30 @@ sum_delta "$before" "$(vrss_queue_packets vrss0)"
 echo "# rxhash off, $N packets on 16 flows: per-queue ${delta[*]}"
 ktap_check "rxhash off: every packet on the primary queue" \
 	test "${delta[0]}" = $N -a "$sum" = $N
+
+# The lower receives on the CPU that sent (veth): pin the sender.
+send_pinned() {
+	taskset -c "$1" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP 16 $((N / 16))
+	sleep 0.5
+}
+ipis0=$(vrss_stat vrss0 rx_queue_0_ipis)
+send_pinned 0
+ipis=$(($(vrss_stat vrss0 rx_queue_0_ipis) - ipis0))
+echo "# received on CPU 0 for queue 0 (CPU 0): $ipis IPIs for $N packets"
+ktap_check "frames received on the queue's own CPU: no IPI" test "$ipis" = 0
+if [ "$ncpu" -ge 2 ]; then
+	ipis0=$(vrss_stat vrss0 rx_queue_0_ipis)
+	send_pinned 1
+	ipis=$(($(vrss_stat vrss0 rx_queue_0_ipis) - ipis0))
+	echo "# received on CPU 1 for queue 0 (CPU 0): $ipis IPIs for $N packets"
+	ktap_check "frames received on another CPU: IPIs, at most one per packet" \
+		test "$ipis" -gt 0 -a "$ipis" -le $N
+	ktap_check "... and all of them still processed on CPU 0" \
+		test "$(vrss_stat vrss0 rx_queue_0_cpu)" = 0
+else
+	ktap_result "frames received on another CPU: IPIs # needs 2 vCPUs" 4
+	ktap_result "... and all of them still processed on CPU 0 # needs 2 vCPUs" 4
+fi
 
 ktap_check "ethtool -K vrss0 rxhash on" sh -c \
 	'ethtool -K vrss0 rxhash on && ethtool -k vrss0 | grep -qx "receive-hashing: on"'
