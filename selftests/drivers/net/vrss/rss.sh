@@ -12,7 +12,7 @@ vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 
-ktap_plan 23
+ktap_plan 25
 
 cleanup() {
 	vrss_net_cleanup
@@ -52,6 +52,9 @@ ktap_result "ethtool -n rx-flow-hash tcp4|udp4|tcp6|udp6: sdfn by default" $fiel
 
 vrss_check_steering "default key and table: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
 
+ktap_check "packet sockets see skb hash = Toeplitz of each flow (default key)" \
+	"$VRSS_DIR/vrss_udp.py" hashcheck $VRSS_PEER_IP $VRSS_IP 32 5 vrss0 $VRSS_PEER
+
 ktap_check "ethtool -X weight 3 1" ethtool -X vrss0 weight 3 1
 ktap_check "table holds 96 entries for queue 0, 32 for queue 1" \
 	test "$(count_in_table 0)" = 96 -a "$(count_in_table 1)" = 32
@@ -66,6 +69,8 @@ newkey=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:7
 ktap_check "ethtool -X hkey sets the key" sh -c \
 	"ethtool -X vrss0 hkey $newkey && ethtool -x vrss0 | grep -qx '$newkey'"
 vrss_check_steering "new key: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
+ktap_check "packet sockets see skb hash = Toeplitz with the new key" \
+	"$VRSS_DIR/vrss_udp.py" hashcheck $VRSS_PEER_IP $VRSS_IP 32 5 vrss0 $VRSS_PEER
 
 # expect_unchanged NAME CMD...: CMD is refused and ethtool -x/-n show no
 # change.  Debian's ethtool 6.1 exits 0 when the kernel refuses -N, so its

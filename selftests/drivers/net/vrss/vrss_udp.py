@@ -11,17 +11,26 @@
   vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
       COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
       of payload, through a packet socket on IFACE.
+  vrss_udp.py hashcheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS
+      Sends those flows from PEER_NETNS and checks, with one packet socket
+      per flow on DEV whose classic BPF filter accepts only frames whose
+      skb hash (SKF_AD_RXHASH) is the Toeplitz hash expected for that flow,
+      that every packet arrived with exactly that hash.
   vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports]
       The per-queue packet counts those flows must give on DEV, from the
       key and table `ethtool -x DEV` shows: an independent Toeplitz
       implementation (bit by bit, as Microsoft's verification text defines
       it), not the module's.
 """
+import ctypes
 import ipaddress
+import os
 import re
 import socket
+import struct
 import subprocess
 import sys
+import time
 
 SPORT, DPORT = 20000, 7000
 
@@ -78,16 +87,71 @@ def rxfh(dev):
     return key, table
 
 
+def flow_input(src, dst, f, ports=True):
+    data = ipaddress.ip_address(src).packed + ipaddress.ip_address(dst).packed
+    if ports:
+        data += (SPORT + f).to_bytes(2, "big") + (DPORT + f).to_bytes(2, "big")
+    return data
+
+
 def predict(src, dst, flows, per_flow, dev, ports):
     key, table = rxfh(dev)
     counts = [0] * (max(table) + 1)
-    addrs = ipaddress.ip_address(src).packed + ipaddress.ip_address(dst).packed
     for f in range(flows):
-        data = addrs
-        if ports:
-            data += (SPORT + f).to_bytes(2, "big") + (DPORT + f).to_bytes(2, "big")
-        counts[table[toeplitz(key, data) & 127]] += per_flow
+        counts[table[toeplitz(key, flow_input(src, dst, f, ports)) & 127]] += per_flow
     print(" ".join(str(c) for c in counts))
+
+
+SO_ATTACH_FILTER = 26
+SKF_AD_OFF = 0xFFFFF000
+SKF_AD_PKTTYPE = 4
+SKF_AD_RXHASH = 32
+PACKET_OUTGOING = 4
+ETH_P_ALL = 3
+
+
+def hash_socket(dev, want):
+    """A packet socket on dev that sees only received frames with skb->hash == want."""
+    insns = [
+        (0x20, 0, 0, SKF_AD_OFF + SKF_AD_PKTTYPE),   # ld pkttype
+        (0x15, 3, 0, PACKET_OUTGOING),               # jeq outgoing -> drop
+        (0x20, 0, 0, SKF_AD_OFF + SKF_AD_RXHASH),    # ld rxhash
+        (0x15, 0, 1, want),                          # jne want -> drop
+        (0x06, 0, 0, 0xFFFF),                        # ret accept
+        (0x06, 0, 0, 0),                             # ret drop
+    ]
+    prog = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in insns))
+    fprog = struct.pack("HxxxxxxQ", len(insns), ctypes.addressof(prog))
+    # Protocol 0 receives nothing until bound: no frame slips in unfiltered.
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    s.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+    s.bind((dev, ETH_P_ALL))
+    s.setblocking(False)
+    return s, prog
+
+
+def hashcheck(src, dst, flows, per_flow, dev, netns):
+    key, _ = rxfh(dev)
+    socks = []
+    for f in range(flows):
+        socks.append(hash_socket(dev, toeplitz(key, flow_input(src, dst, f))))
+    subprocess.run(["ip", "netns", "exec", netns, sys.argv[0], "send", dst,
+                    str(flows), str(per_flow)], check=True)
+    time.sleep(0.5)
+    bad = 0
+    for f, (s, _) in enumerate(socks):
+        n = 0
+        try:
+            while True:
+                s.recv(65536)
+                n += 1
+        except BlockingIOError:
+            pass
+        if n != per_flow:
+            print(f"flow {f}: {n} of {per_flow} packets carried the expected hash")
+            bad += 1
+    print(f"{flows - bad} of {flows} flows: every packet's skb hash = Toeplitz")
+    sys.exit(1 if bad else 0)
 
 
 def main():
@@ -96,6 +160,8 @@ def main():
         send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]])
     elif cmd == "raw":
         raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
+    elif cmd == "hashcheck":
+        hashcheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     elif cmd == "predict":
         predict(args[0], args[1], int(args[2]), int(args[3]), args[4],
                 "--no-ports" not in args)
