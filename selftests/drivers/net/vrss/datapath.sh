@@ -12,7 +12,7 @@ vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 
-ktap_plan 27
+ktap_plan 34
 
 cleanup() {
 	vrss_net_cleanup
@@ -162,6 +162,26 @@ out=$(ethtool -L vrss0 rx $((ncpu + 1)) 2>&1); rc=$?
 after=$(ethtool -l vrss0 | awk '/^RX:/ { print $2 }' | tail -n 1)
 ktap_check "ethtool -L rx beyond numrxqueues refused, nothing changed" \
 	test $rc -ne 0 -a "$after" = 1
+
+ktap_check "ethtool -L combined $ncpu: $ncpu rx queues in use" sh -c \
+	"ethtool -L vrss0 combined $ncpu && ethtool -l vrss0 | awk '/^RX:/ { print \$2 }' | tail -n 1 | grep -qx $ncpu"
+
+# Carrier, MTU and MAC address follow the lower device.
+ip link set veth0 down
+sleep 0.2
+ktap_check "lower down: vrss0 loses carrier" \
+	test "$(cat /sys/class/net/vrss0/carrier 2>/dev/null || echo 0)" = 0
+ip link set veth0 up
+sleep 0.5
+ktap_check "lower up: vrss0 has carrier again" test "$(cat /sys/class/net/vrss0/carrier)" = 1
+ip link set veth0 mtu 1400
+ktap_check "lower MTU 1400: vrss0 MTU follows down" test "$(cat /sys/class/net/vrss0/mtu)" = 1400
+ktap_check "vrss0 MTU above the lower's refused" sh -c '! ip link set vrss0 mtu 1450 2>/dev/null'
+ktap_check "vrss0 MTU below the lower's accepted" sh -c \
+	'ip link set vrss0 mtu 1300 && [ "$(cat /sys/class/net/vrss0/mtu)" = 1300 ]'
+ip link set veth0 address 02:00:00:00:00:42
+ktap_check "lower MAC change: vrss0 follows" \
+	test "$(cat /sys/class/net/vrss0/address)" = 02:00:00:00:00:42
 
 ip link del veth0
 ktap_check "deleting the lower deletes vrss0" sh -c '! ip link show vrss0 2>/dev/null'
