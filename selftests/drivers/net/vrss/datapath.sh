@@ -12,11 +12,13 @@ vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 
-ktap_plan 34
+ktap_plan 39
 
 cleanup() {
 	vrss_net_cleanup
 	ip link del vrss-tun 2>/dev/null
+	ip link del vrss-ipip 2>/dev/null
+	kill $iperf 2>/dev/null
 	vrss_unload 2>/dev/null
 }
 trap cleanup EXIT
@@ -37,14 +39,18 @@ expect_refusal() {
 
 modprobe veth
 modprobe tun
+modprobe ipip
 ip link add veth0 type veth peer name veth1
 ip tuntap add dev vrss-tun mode tun
+ip link add vrss-ipip type ipip local 192.0.2.100 remote 192.0.2.101
 expect_refusal "refused without a lower device" "needs a lower device" \
 	name vrss-bad type vrss
 expect_refusal "refused on loopback" "cannot be loopback" \
 	link lo name vrss-bad type vrss
 expect_refusal "refused on a non-Ethernet lower (tun)" "must be Ethernet" \
 	link vrss-tun name vrss-bad type vrss
+expect_refusal "refused on a non-Ethernet lower (ipip)" "must be Ethernet" \
+	link vrss-ipip name vrss-bad type vrss
 ip link add link veth0 name vrss-first type vrss
 expect_refusal "refused on a lower that has an rx_handler" "already has an rx_handler" \
 	link veth0 name vrss-bad type vrss
@@ -53,6 +59,7 @@ expect_refusal "refused on a vrss lower" "cannot itself be vrss" \
 ip link del vrss-first
 ip link del veth0
 ip link del vrss-tun
+ip link del vrss-ipip
 
 ktap_check "vrss0 created on veth0, MAC follows the lower" vrss_net_setup
 ktap_check "vrss0 takes veth0's MAC address" test \
@@ -82,18 +89,18 @@ sum_delta() {
 	done
 }
 
-N=400
+N=640
 before=$(vrss_queue_packets vrss0)
-vrss_send_udp 16 $((N / 16))
+vrss_send_udp 64 $((N / 64))
 sleep 0.5
 sum_delta "$before" "$(vrss_queue_packets vrss0)"
-echo "# rxhash off, $N packets on 16 flows: per-queue ${delta[*]}"
+echo "# rxhash off, $N packets on 64 flows: per-queue ${delta[*]}"
 ktap_check "rxhash off: every packet on the primary queue" \
 	test "${delta[0]}" = $N -a "$sum" = $N
 
 # The lower receives on the CPU that sent (veth): pin the sender.
 send_pinned() {
-	taskset -c "$1" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP 16 $((N / 16))
+	taskset -c "$1" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP 64 $((N / 64))
 	sleep 0.5
 }
 ipis0=$(vrss_stat vrss0 rx_queue_0_ipis)
@@ -119,17 +126,17 @@ ktap_check "ethtool -K vrss0 rxhash on" sh -c \
 	'ethtool -K vrss0 rxhash on && ethtool -k vrss0 | grep -qx "receive-hashing: on"'
 
 before=$(vrss_queue_packets vrss0)
-vrss_send_udp 16 $((N / 16))
+vrss_send_udp 64 $((N / 64))
 sleep 0.5
 sum_delta "$before" "$(vrss_queue_packets vrss0)"
-echo "# rxhash on, $N packets on 16 flows: per-queue ${delta[*]}"
+echo "# rxhash on, $N packets on 64 flows: per-queue ${delta[*]}"
 ktap_check "rxhash on: queue counters add up to the packets sent" test "$sum" = $N
 used=0
 for d in "${delta[@]}"; do [ "$d" -gt 0 ] && used=$((used + 1)); done
 if [ "$ncpu" -ge 2 ]; then
-	ktap_check "rxhash on: 16 flows spread over $used of $nq queues" test $used -ge 2
+	ktap_check "rxhash on: 64 flows spread over $used of $nq queues" test $used -ge 2
 else
-	ktap_result "rxhash on: 16 flows spread over the queues # needs 2 vCPUs" 4
+	ktap_result "rxhash on: 64 flows spread over the queues # needs 2 vCPUs" 4
 fi
 
 # Queue i is processed on the i-th online CPU: where its poll last ran.
@@ -143,6 +150,43 @@ for i in "${!delta[@]}"; do
 done
 ktap_result "each queue processed on its own CPU" $ok
 
+# What the lower received is what vrss0 delivered or counted as dropped.
+lower_rx() { cat /sys/class/net/veth0/statistics/rx_packets; }
+vrss_rx() {
+	echo $(($(cat /sys/class/net/vrss0/statistics/rx_packets) +
+		$(cat /sys/class/net/vrss0/statistics/rx_dropped)))
+}
+iperf3 -s -1 -B $VRSS_IP > /dev/null 2>&1 &
+iperf=$!
+sleep 1
+l0=$(lower_rx); v0=$(vrss_rx)
+ktap_check "a 4-stream TCP transfer through vrss0 (iperf3, 3 s)" \
+	ip netns exec $VRSS_PEER iperf3 -c $VRSS_IP -P 4 -t 3 -f m
+wait $iperf
+l1=$(lower_rx); v1=$(vrss_rx)
+echo "# during TCP: lower received $((l1 - l0)), vrss0 delivered + dropped $((v1 - v0))"
+ktap_check "lower's rx = vrss0's rx + drops (TCP)" test $((l1 - l0)) = $((v1 - v0))
+
+# Switching steering under traffic loses nothing and strands no queue.
+l0=$(lower_rx); v0=$(vrss_rx)
+vrss_send_udp 32 200 &
+sender=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	ethtool -K vrss0 rxhash off; sleep 0.1
+	ethtool -K vrss0 rxhash on; sleep 0.1
+done
+wait $sender
+sleep 0.5
+l1=$(lower_rx); v1=$(vrss_rx)
+echo "# rxhash toggled 20 times under 6400 packets: lower $((l1 - l0)), vrss0 $((v1 - v0))"
+ktap_check "rxhash toggled under traffic: lower = vrss0 delivered + drops = 6400" \
+	test $((l1 - l0)) = 6400 -a $((v1 - v0)) = 6400
+before=$(vrss_queue_packets vrss0)
+vrss_send_udp 64 1
+sleep 0.5
+sum_delta "$before" "$(vrss_queue_packets vrss0)"
+ktap_check "after the toggling every queue still delivers (64 of 64)" test "$sum" = 64
+
 rx=$(cat /sys/class/net/vrss0/statistics/rx_packets)
 sum=0
 for p in $(vrss_queue_packets vrss0); do sum=$((sum + p)); done
@@ -151,7 +195,7 @@ ktap_check "ip -s link rx_packets ($rx) = sum of the queues ($sum)" test "$rx" =
 ktap_check "ethtool -L rx 1: one queue in use" sh -c \
 	'ethtool -L vrss0 rx 1 && ethtool -l vrss0 | awk "/^RX:/ { print \$2 }" | tail -n 1 | grep -qx 1'
 before=$(vrss_queue_packets vrss0)
-vrss_send_udp 16 $((N / 16))
+vrss_send_udp 64 $((N / 64))
 sleep 0.5
 sum_delta "$before" "$(vrss_queue_packets vrss0)"
 echo "# rxhash on, 1 queue: per-queue ${delta[*]}"

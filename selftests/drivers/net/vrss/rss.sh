@@ -11,8 +11,9 @@ vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
+nq=$(nproc)
 
-ktap_plan 25
+ktap_plan 26
 
 cleanup() {
 	vrss_net_cleanup
@@ -22,9 +23,9 @@ trap cleanup EXIT
 
 taint0=$(vrss_taint_other)
 setup() {
-	vrss_load && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on
+	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on
 }
-ktap_check "insmod, vrss0 on veth0 with 2 queues, rxhash on" setup
+ktap_check "insmod, vrss0 on veth0 with $nq queues, rxhash on" setup
 
 table() {
 	ethtool -x vrss0 | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }'
@@ -33,8 +34,8 @@ count_in_table() {
 	table | tr ' ' '\n' | grep -cx "$1"
 }
 
-expect=$(for ((i = 0; i < 128; i++)); do printf '%d ' $((i % 2)); done)
-ktap_check "ethtool -x: 128 entries, round robin over the 2 queues" test "$(table)" = "$expect"
+expect=$(for ((i = 0; i < 128; i++)); do printf '%d ' $((i % nq)); done)
+ktap_check "ethtool -x: 128 entries, round robin over the $nq queues" test "$(table)" = "$expect"
 ktap_check "ethtool -x: hash function toeplitz" sh -c \
 	'ethtool -x vrss0 | grep -qx "    toeplitz: on"'
 key=$(ethtool -x vrss0 | sed -n '/^RSS hash key:/{n;p}')
@@ -52,6 +53,8 @@ ktap_result "ethtool -n rx-flow-hash tcp4|udp4|tcp6|udp6: sdfn by default" $fiel
 
 vrss_check_steering "default key and table: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
 
+ktap_check "64 flows: SO_INCOMING_CPU of each is its queue's CPU, none lost" \
+	"$VRSS_DIR/vrss_udp.py" cpucheck $VRSS_PEER_IP $VRSS_IP 64 5 vrss0 $VRSS_PEER
 ktap_check "packet sockets see skb hash = Toeplitz of each flow (default key)" \
 	"$VRSS_DIR/vrss_udp.py" hashcheck $VRSS_PEER_IP $VRSS_IP 32 5 vrss0 $VRSS_PEER
 
@@ -93,7 +96,8 @@ expect_unchanged() {
 }
 
 expect_unchanged "hfunc xor refused, nothing changed" ethtool -X vrss0 hfunc xor
-expect_unchanged "equal 3 on 2 queues refused, nothing changed" ethtool -X vrss0 equal 3
+expect_unchanged "equal $((nq + 1)) on $nq queues refused, nothing changed" \
+	ethtool -X vrss0 equal $((nq + 1))
 expect_unchanged "a 39-byte key refused, nothing changed" \
 	ethtool -X vrss0 hkey "${newkey%:fa}"
 expect_unchanged "rx-flow-hash udp4 sdt refused, nothing changed" \

@@ -16,6 +16,11 @@
       per flow on DEV whose classic BPF filter accepts only frames whose
       skb hash (SKF_AD_RXHASH) is the Toeplitz hash expected for that flow,
       that every packet arrived with exactly that hash.
+  vrss_udp.py cpucheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS
+      Binds one UDP socket per flow on DST, sends the flows from
+      PEER_NETNS, and checks that each socket received all its datagrams
+      and that SO_INCOMING_CPU (where the stack processed them) is the CPU
+      of the queue table[hash % 128] names (queue i on CPU i % online CPUs).
   vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports]
       The per-queue packet counts those flows must give on DEV, from the
       key and table `ethtool -x DEV` shows: an independent Toeplitz
@@ -154,6 +159,43 @@ def hashcheck(src, dst, flows, per_flow, dev, netns):
     sys.exit(1 if bad else 0)
 
 
+SO_INCOMING_CPU = 49
+
+
+def cpucheck(src, dst, flows, per_flow, dev, netns):
+    key, table = rxfh(dev)
+    ncpu = os.cpu_count()
+    family = socket.AF_INET6 if ":" in dst else socket.AF_INET
+    socks = []
+    for f in range(flows):
+        s = socket.socket(family, socket.SOCK_DGRAM)
+        s.bind((dst, DPORT + f))
+        # UDP records the incoming CPU on connected sockets only.
+        s.connect((src, SPORT + f))
+        s.setblocking(False)
+        socks.append(s)
+    subprocess.run(["ip", "netns", "exec", netns, sys.argv[0], "send", dst,
+                    str(flows), str(per_flow)], check=True)
+    time.sleep(0.5)
+    bad = 0
+    for f, s in enumerate(socks):
+        n = 0
+        try:
+            while True:
+                s.recv(65536)
+                n += 1
+        except BlockingIOError:
+            pass
+        queue = table[toeplitz(key, flow_input(src, dst, f)) & 127]
+        cpu = s.getsockopt(socket.SOL_SOCKET, SO_INCOMING_CPU)
+        if n != per_flow or cpu != queue % ncpu:
+            print(f"flow {f}: {n}/{per_flow} datagrams, processed on CPU {cpu}, "
+                  f"table says queue {queue} (CPU {queue % ncpu})")
+            bad += 1
+    print(f"{flows - bad} of {flows} flows received in full on their queue's CPU")
+    sys.exit(1 if bad else 0)
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "send":
@@ -162,6 +204,8 @@ def main():
         raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "hashcheck":
         hashcheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
+    elif cmd == "cpucheck":
+        cpucheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     elif cmd == "predict":
         predict(args[0], args[1], int(args[2]), int(args[3]), args[4],
                 "--no-ports" not in args)
