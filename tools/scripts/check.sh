@@ -40,6 +40,9 @@ suite rig tools/vm/tests/run_tests.sh
 while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --timeout 1800 -- \
 		make -s -C selftests/drivers/net/vrss run_tests
+	# The steering tests again with 4 queues on 4 vCPUs.
+	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
+		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh"
 done < <(tools/scripts/kernels.sh)
 
 echo

@@ -6,8 +6,9 @@
       PER_FLOW datagrams on each of FLOWS flows: source port 20000+f,
       destination port 7000+f, unconnected sockets (port-unreachable
       replies do not stop the sender).
-  vrss_udp.py send DST FLOWS PER_FLOW SIZE
-      The same with SIZE-byte payloads (over the MTU: IP fragments).
+  vrss_udp.py send DST FLOWS PER_FLOW SIZE [SPORT]
+      The same with SIZE-byte payloads (over the MTU: IP fragments), and
+      source ports from SPORT on (several senders at once).
   vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
       COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
       of payload, through a packet socket on IFACE.
@@ -40,13 +41,13 @@ import time
 SPORT, DPORT = 20000, 7000
 
 
-def send(dst, flows, per_flow, size=4):
+def send(dst, flows, per_flow, size=4, sport=SPORT):
     family = socket.AF_INET6 if ":" in dst else socket.AF_INET
     payload = b"v" * size
     socks = []
     for f in range(flows):
         s = socket.socket(family, socket.SOCK_DGRAM)
-        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", SPORT + f))
+        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", sport + f))
         socks.append(s)
     for _ in range(per_flow):
         for f, s in enumerate(socks):
@@ -199,7 +200,7 @@ def cpucheck(src, dst, flows, per_flow, dev, netns):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "send":
-        send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]])
+        send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:5]])
     elif cmd == "raw":
         raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "hashcheck":
