@@ -6,8 +6,9 @@
  * The Toeplitz hash of an input is the XOR, over every set input bit b
  * (most significant bit of byte 0 first), of the 32-bit window of the key
  * that starts at bit b.  As XOR is linear, the contribution of input byte i
- * with value v can be precomputed: lut[i][v].  Hashing is then one table
- * load and one XOR per input byte: 12 for an IPv4 4-tuple, 36 for IPv6.
+ * with value v can be precomputed: lut[i * 256 + v].  Hashing is then one
+ * table load and one XOR per input byte: 12 for an IPv4 4-tuple, 36 for
+ * IPv6.
  */
 #ifndef _VRSS_TOEPLITZ_H
 #define _VRSS_TOEPLITZ_H
@@ -19,7 +20,7 @@
 #define VRSS_TOEPLITZ_MAX_INPUT	36
 
 struct vrss_toeplitz {
-	u32 lut[VRSS_TOEPLITZ_MAX_INPUT][256];
+	u32 lut[VRSS_TOEPLITZ_MAX_INPUT * 256];
 };
 
 /* The 32 key bits starting at bit @bit (bit 0: MSB of key[0]). */
@@ -51,20 +52,29 @@ static inline void vrss_toeplitz_init(struct vrss_toeplitz *t,
 			for (b = 0; b < 8; b++)
 				if (v & (0x80 >> b))
 					h ^= win[b];
-			t->lut[i][v] = h;
+			t->lut[i * 256 + v] = h;
 		}
 	}
 }
 
-/* @len must not exceed VRSS_TOEPLITZ_MAX_INPUT. */
+/*
+ * @len must not exceed VRSS_TOEPLITZ_MAX_INPUT.  RSS inputs are whole
+ * 32-bit words (8, 12, 32 or 36 bytes): four bytes per step, with a row
+ * pointer that advances, make each byte one load and one XOR with a
+ * constant offset (about 40 instructions for an IPv4 4-tuple on x86-64).
+ */
 static inline u32 vrss_toeplitz_hash(const struct vrss_toeplitz *t,
 				     const u8 *data, unsigned int len)
 {
+	const u8 *end = data + len, *words = data + (len & ~3u);
+	const u32 *row = t->lut;
 	u32 h = 0;
-	unsigned int i;
 
-	for (i = 0; i < len; i++)
-		h ^= t->lut[i][data[i]];
+	for (; data < words; data += 4, row += 4 * 256)
+		h ^= row[data[0]] ^ row[256 + data[1]] ^
+		     row[512 + data[2]] ^ row[768 + data[3]];
+	for (; data < end; data++, row += 256)
+		h ^= row[*data];
 	return h;
 }
 
