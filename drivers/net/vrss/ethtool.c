@@ -190,6 +190,38 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 	return 0;
 }
 
+static void vrss_get_ringparam(struct net_device *dev,
+			       struct ethtool_ringparam *ring,
+			       struct kernel_ethtool_ringparam *kring,
+			       struct netlink_ext_ack *extack)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	ring->rx_max_pending = VRSS_RING_MAX;
+	ring->rx_pending = vd->ring_size;
+}
+
+static int vrss_set_ringparam(struct net_device *dev,
+			      struct ethtool_ringparam *ring,
+			      struct kernel_ethtool_ringparam *kring,
+			      struct netlink_ext_ack *extack)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	if (ring->rx_pending == vd->ring_size)
+		return 0;
+	if (!ring->rx_pending) {
+		NL_SET_ERR_MSG(extack, "rx ring size must be at least 1");
+		return -EINVAL;
+	}
+	/* The rings are drained without a lock by their NAPI contexts. */
+	if (netif_running(dev)) {
+		NL_SET_ERR_MSG(extack, "set the rx ring size while the device is down");
+		return -EBUSY;
+	}
+	return vrss_queues_resize(vd, ring->rx_pending);
+}
+
 static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
 	"packets", "bytes", "drops", "cpu", "ipis",
 };
@@ -248,6 +280,8 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 const struct ethtool_ops vrss_ethtool_ops = {
 	.get_drvinfo		= vrss_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
+	.get_ringparam		= vrss_get_ringparam,
+	.set_ringparam		= vrss_set_ringparam,
 	.get_channels		= vrss_get_channels,
 	.set_channels		= vrss_set_channels,
 	.get_sset_count		= vrss_get_sset_count,

@@ -191,6 +191,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 
 	vd->dev = dev;
 	vd->lower = lower;
+	vd->ring_size = VRSS_RING_SIZE;
 	if (!tb[IFLA_MTU])
 		dev->mtu = lower->mtu;
 	dev->min_mtu = lower->min_mtu;

@@ -120,7 +120,7 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 	for (i = 0; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 
-		err = ptr_ring_init(&q->ring, VRSS_RING_SIZE, GFP_KERNEL);
+		err = ptr_ring_init(&q->ring, vd->ring_size, GFP_KERNEL);
 		if (err)
 			goto err_rings;
 		q->vd = vd;
@@ -164,6 +164,22 @@ void vrss_queues_free(struct vrss_dev *vd)
 	}
 	kfree(vd->queues);
 	vd->queues = NULL;
+}
+
+/* Device down (no producer, no NAPI): frames beyond the new size are freed. */
+int vrss_queues_resize(struct vrss_dev *vd, unsigned int size)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+		err = ptr_ring_resize(&vd->queues[i].ring, size, GFP_KERNEL,
+				      vrss_skb_free);
+		if (err)
+			return err;
+	}
+	vd->ring_size = size;
+	return 0;
 }
 
 void vrss_queues_open(struct vrss_dev *vd)

@@ -17,8 +17,9 @@
 #define VRSS_DRV_NAME		"vrss"
 #define VRSS_DRV_VERSION	"0.1.0"
 
-/* Per-queue ring: enough for a burst of one NAPI budget several times. */
+/* Per-queue ring (ethtool -G rx): several NAPI budgets by default. */
 #define VRSS_RING_SIZE		1024
+#define VRSS_RING_MAX		4096
 
 /* vrss_queue.state bits */
 enum {
@@ -73,6 +74,7 @@ struct vrss_dev {
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
 	struct vrss_rss __rcu *rss;
+	unsigned int ring_size;
 	bool hash_ports[VRSS_FLOW_MAX];
 	struct pcpu_sw_netstats __percpu *tx_stats;
 	atomic64_t rx_nohash;		/* rxhash on, but nothing to hash */
@@ -88,6 +90,7 @@ int vrss_rx_init(void);
 void vrss_rx_exit(void);
 int vrss_queues_alloc(struct vrss_dev *vd);
 void vrss_queues_free(struct vrss_dev *vd);
+int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
 void vrss_rx_enqueue(struct vrss_dev *vd, struct vrss_queue *q,
