@@ -77,23 +77,8 @@ ktap_check "ethtool -k: receive-hashing off by default" sh -c \
 ktap_check "ping from the peer answered through vrss0" \
 	ip netns exec $VRSS_PEER ping -c 3 -i 0.2 -W 2 $VRSS_IP
 
-# sum_delta BEFORE AFTER: per-queue deltas into $delta (array), sum in $sum.
-sum_delta() {
-	local -a b=($1) a=($2)
-	local i
-	delta=()
-	sum=0
-	for i in "${!a[@]}"; do
-		delta[i]=$((a[i] - b[i]))
-		sum=$((sum + delta[i]))
-	done
-}
-
 N=640
-before=$(vrss_queue_packets vrss0)
-vrss_send_udp 64 $((N / 64))
-sleep 0.5
-sum_delta "$before" "$(vrss_queue_packets vrss0)"
+vrss_send_and_count 64 $((N / 64))
 echo "# rxhash off, $N packets on 64 flows: per-queue ${delta[*]}"
 ktap_check "rxhash off: every packet on the primary queue" \
 	test "${delta[0]}" = $N -a "$sum" = $N
@@ -125,10 +110,7 @@ fi
 ktap_check "ethtool -K vrss0 rxhash on" sh -c \
 	'ethtool -K vrss0 rxhash on && ethtool -k vrss0 | grep -qx "receive-hashing: on"'
 
-before=$(vrss_queue_packets vrss0)
-vrss_send_udp 64 $((N / 64))
-sleep 0.5
-sum_delta "$before" "$(vrss_queue_packets vrss0)"
+vrss_send_and_count 64 $((N / 64))
 echo "# rxhash on, $N packets on 64 flows: per-queue ${delta[*]}"
 ktap_check "rxhash on: queue counters add up to the packets sent" test "$sum" = $N
 used=0
@@ -181,10 +163,7 @@ l1=$(lower_rx); v1=$(vrss_rx)
 echo "# rxhash toggled 20 times under 6400 packets: lower $((l1 - l0)), vrss0 $((v1 - v0))"
 ktap_check "rxhash toggled under traffic: lower = vrss0 delivered + drops = 6400" \
 	test $((l1 - l0)) = 6400 -a $((v1 - v0)) = 6400
-before=$(vrss_queue_packets vrss0)
-vrss_send_udp 64 1
-sleep 0.5
-sum_delta "$before" "$(vrss_queue_packets vrss0)"
+vrss_send_and_count 64 1
 ktap_check "after the toggling every queue still delivers (64 of 64)" test "$sum" = 64
 
 rx=$(cat /sys/class/net/vrss0/statistics/rx_packets)
@@ -194,10 +173,7 @@ ktap_check "ip -s link rx_packets ($rx) = sum of the queues ($sum)" test "$rx" =
 
 ktap_check "ethtool -L rx 1: one queue in use" sh -c \
 	'ethtool -L vrss0 rx 1 && ethtool -l vrss0 | awk "/^RX:/ { print \$2 }" | tail -n 1 | grep -qx 1'
-before=$(vrss_queue_packets vrss0)
-vrss_send_udp 64 $((N / 64))
-sleep 0.5
-sum_delta "$before" "$(vrss_queue_packets vrss0)"
+vrss_send_and_count 64 $((N / 64))
 echo "# rxhash on, 1 queue: per-queue ${delta[*]}"
 ktap_check "rxhash on with one queue in use: all on the primary" \
 	test "${delta[0]}" = $N -a "$sum" = $N

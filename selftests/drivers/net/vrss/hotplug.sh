@@ -27,28 +27,17 @@ setup() {
 }
 ktap_check "vrss0 with 2 queues, rxhash on" setup
 
-# send_and_count FLOWS PER_FLOW: sets $delta (per queue) and $sum.
-send_and_count() {
-	local before d
-	before=$(vrss_queue_packets vrss0)
-	vrss_send_udp "$1" "$2"
-	sleep 0.5
-	delta=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
-	sum=0
-	for d in $delta; do sum=$((sum + d)); done
-}
-
 ktap_check "CPU 1 offline" sh -c 'echo 0 > /sys/devices/system/cpu/cpu1/online'
-send_and_count 32 10
-echo "# CPU 1 offline: per-queue $delta"
+vrss_send_and_count 32 10
+echo "# CPU 1 offline: per-queue ${delta[*]}"
 ktap_check "CPU 1 offline: all 320 packets delivered" test "$sum" = 320
-q1=$(echo "$delta" | cut -d' ' -f2)
+q1=${delta[1]}
 ktap_check "queue 1 got traffic ($q1) and ran on CPU 0" \
 	test "$q1" -gt 0 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 0
 
 ktap_check "CPU 1 online" sh -c 'echo 1 > /sys/devices/system/cpu/cpu1/online'
-send_and_count 32 10
-echo "# CPU 1 back: per-queue $delta"
+vrss_send_and_count 32 10
+echo "# CPU 1 back: per-queue ${delta[*]}"
 ktap_check "CPU 1 back: queue 1 runs on CPU 1 again, all delivered" \
 	test "$sum" = 320 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 1
 

@@ -155,6 +155,23 @@ vrss_queue_packets() {
 	ethtool -S "$1" | awk '$1 ~ /^rx_queue_[0-9]+_packets:$/ { printf "%s ", $2 }'
 }
 
+# vrss_send_and_count FLOWS PER_FLOW: send them, then the per-queue packet
+# deltas in the array $delta and their sum in $sum.
+vrss_send_and_count() {
+	local -a b a
+	local i
+	b=($(vrss_queue_packets vrss0))
+	vrss_send_udp "$1" "$2"
+	sleep 0.5
+	a=($(vrss_queue_packets vrss0))
+	delta=()
+	sum=0
+	for i in "${!a[@]}"; do
+		delta[i]=$((a[i] - b[i]))
+		sum=$((sum + delta[i]))
+	done
+}
+
 # vrss_check_steering NAME SRC DST [--no-ports] [--frags K SIZE]: 32 UDP
 # flows of 10 datagrams each from SRC in the peer to DST on vrss0 land on
 # exactly the queues an independent Toeplitz over vrss0's key and table

@@ -116,6 +116,17 @@ PACKET_OUTGOING = 4
 ETH_P_ALL = 3
 
 
+def drain(s):
+    """How many datagrams a non-blocking socket holds (and drop them)."""
+    n = 0
+    try:
+        while True:
+            s.recv(65536)
+            n += 1
+    except BlockingIOError:
+        return n
+
+
 def hash_socket(dev, want):
     """A packet socket on dev that sees only received frames with skb->hash == want."""
     insns = [
@@ -146,13 +157,7 @@ def hashcheck(src, dst, flows, per_flow, dev, netns):
     time.sleep(0.5)
     bad = 0
     for f, (s, _) in enumerate(socks):
-        n = 0
-        try:
-            while True:
-                s.recv(65536)
-                n += 1
-        except BlockingIOError:
-            pass
+        n = drain(s)
         if n != per_flow:
             print(f"flow {f}: {n} of {per_flow} packets carried the expected hash")
             bad += 1
@@ -180,13 +185,7 @@ def cpucheck(src, dst, flows, per_flow, dev, netns):
     time.sleep(0.5)
     bad = 0
     for f, s in enumerate(socks):
-        n = 0
-        try:
-            while True:
-                s.recv(65536)
-                n += 1
-        except BlockingIOError:
-            pass
+        n = drain(s)
         queue = table[toeplitz(key, flow_input(src, dst, f)) & 127]
         cpu = s.getsockopt(socket.SOL_SOCKET, SO_INCOMING_CPU)
         if n != per_flow or cpu != queue % ncpu:
