@@ -23,10 +23,10 @@ suite() {
 	rc=${PIPESTATUS[0]}
 	secs=$(($(date +%s) - start))
 	if [ "$rc" = 0 ]; then
-		summary+=("$(printf '%-16s PASS  (%ss)' "$name" "$secs")")
+		summary+=("$(printf '%-20s PASS  (%ss)' "$name" "$secs")")
 		passed=$((passed + 1))
 	else
-		summary+=("$(printf '%-16s FAIL  (exit %s, %ss; log: build/check/%s.log)' "$name" "$rc" "$secs" "$name")")
+		summary+=("$(printf '%-20s FAIL  (exit %s, %ss; log: build/check/%s.log)' "$name" "$rc" "$secs" "$name")")
 		failed=$((failed + 1))
 	fi
 }
