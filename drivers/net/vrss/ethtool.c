@@ -257,16 +257,12 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 				   struct ethtool_stats *stats, u64 *data)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
-	unsigned int i, start;
+	unsigned int i;
 
 	for (i = 0; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 
-		do {
-			start = u64_stats_fetch_begin(&q->syncp);
-			data[0] = u64_stats_read(&q->packets);
-			data[1] = u64_stats_read(&q->bytes);
-		} while (u64_stats_fetch_retry(&q->syncp, start));
+		vrss_queue_read_stats(q, &data[0], &data[1]);
 		data[2] = atomic64_read(&q->drops);
 		/* Where the poll last ran, or the queue's CPU before any. */
 		data[3] = READ_ONCE(q->last_cpu) >= 0 ? q->last_cpu : q->cpu;

@@ -77,18 +77,14 @@ static void vrss_get_stats64(struct net_device *dev,
 			     struct rtnl_link_stats64 *s)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
-	unsigned int i, start;
+	unsigned int i;
 
 	dev_fetch_sw_netstats(s, vd->tx_stats);
 	for (i = 0; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 		u64 packets, bytes;
 
-		do {
-			start = u64_stats_fetch_begin(&q->syncp);
-			packets = u64_stats_read(&q->packets);
-			bytes = u64_stats_read(&q->bytes);
-		} while (u64_stats_fetch_retry(&q->syncp, start));
+		vrss_queue_read_stats(q, &packets, &bytes);
 		s->rx_packets += packets;
 		s->rx_bytes += bytes;
 		s->rx_dropped += atomic64_read(&q->drops);

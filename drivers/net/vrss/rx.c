@@ -107,6 +107,18 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	return done;
 }
 
+/* A consistent packets/bytes pair, for ndo_get_stats64 and ethtool -S. */
+void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes)
+{
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&q->syncp);
+		*packets = u64_stats_read(&q->packets);
+		*bytes = u64_stats_read(&q->bytes);
+	} while (u64_stats_fetch_retry(&q->syncp, start));
+}
+
 int vrss_queues_alloc(struct vrss_dev *vd)
 {
 	struct net_device *dev = vd->dev;

@@ -91,6 +91,7 @@ void vrss_rx_exit(void);
 int vrss_queues_alloc(struct vrss_dev *vd);
 void vrss_queues_free(struct vrss_dev *vd);
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
+void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
 void vrss_rx_enqueue(struct vrss_dev *vd, struct vrss_queue *q,
