@@ -63,12 +63,12 @@ done
 r2=$(rx)
 wait $sender
 sleep 0.5
-delta=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+flap=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 sum=0
-for d in $delta; do sum=$((sum + d)); done
+for d in $flap; do sum=$((sum + d)); done
 drops=$(($(vrss_stat vrss0 rx_queue_0_drops) + $(vrss_stat vrss0 rx_queue_1_drops) - drops0))
 echo "# CPU 1 flapping 5 times under traffic: $((r2 - r1)) packets arrived while flapping"
-echo "# per-queue $delta, ring drops $drops"
+echo "# per-queue $flap, ring drops $drops"
 ktap_check "traffic was flowing while CPU 1 flapped" test $((r2 - r1)) -gt 0
 ktap_check "under CPU flapping: delivered + ring drops = 64000 sent" test $((sum + drops)) = 64000
 

@@ -155,6 +155,16 @@ vrss_queue_packets() {
 	ethtool -S "$1" | awk '$1 ~ /^rx_queue_[0-9]+_packets:$/ { printf "%s ", $2 }'
 }
 
+# vrss_send_from_every_cpu SECONDS PER_FLOW: one sender pinned to each CPU
+# of the peer, 64 flows each (distinct source ports), stopped after SECONDS.
+vrss_send_from_every_cpu() {
+	ip netns exec $VRSS_PEER timeout "$1" bash -c '
+		for ((c = 0; c < $(nproc); c++)); do
+			taskset -c $c "$1" send "$2" 64 "$3" 4 $((30000 + 100 * c)) &
+		done
+		wait' _ "$VRSS_DIR/vrss_udp.py" $VRSS_IP "$2"
+}
+
 # vrss_send_and_count FLOWS PER_FLOW: send them, then the per-queue packet
 # deltas in the array $delta and their sum in $sum.
 vrss_send_and_count() {

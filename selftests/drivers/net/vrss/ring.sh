@@ -42,11 +42,7 @@ sleep 0.5
 lower0=$(cat /sys/class/net/veth0/statistics/rx_packets)
 pkts0=$(cat /sys/class/net/vrss0/statistics/rx_packets)
 drop0=$(cat /sys/class/net/vrss0/statistics/rx_dropped)
-ip netns exec $VRSS_PEER bash -c '
-	for ((c = 0; c < $(nproc); c++)); do
-		taskset -c $c "$1" send "$2" 64 250 4 $((30000 + 100 * c)) &
-	done
-	wait' _ "$VRSS_DIR/vrss_udp.py" $VRSS_IP
+vrss_send_from_every_cpu 120 250
 sleep 0.5
 lower=$(($(cat /sys/class/net/veth0/statistics/rx_packets) - lower0))
 pkts=$(($(cat /sys/class/net/vrss0/statistics/rx_packets) - pkts0))

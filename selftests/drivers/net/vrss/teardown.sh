@@ -23,11 +23,7 @@ taint0=$(vrss_taint_other)
 
 # Traffic from every CPU for up to 20 s, until killed.
 flood_start() {
-	ip netns exec $VRSS_PEER timeout 20 bash -c '
-		for ((c = 0; c < $(nproc); c++)); do
-			taskset -c $c "$1" send "$2" 64 100000 4 $((30000 + 100 * c)) &
-		done
-		wait' _ "$VRSS_DIR/vrss_udp.py" $VRSS_IP 2>/dev/null &
+	vrss_send_from_every_cpu 20 100000 2>/dev/null &
 	flood=$!
 	local r0 i
 	# Python takes a second or two to start in the guest: wait for it.
