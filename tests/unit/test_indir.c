@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <vrss/indir.h>
@@ -51,12 +52,100 @@ static void test_max(void **state)
 	assert_int_equal(vrss_indir_max(indir), 9);
 }
 
+/* ethtool -X weight: queue q gets weights[q] / sum of the 128 buckets. */
+static void fill_weights(u32 *indir, const unsigned int *weights,
+			 unsigned int n)
+{
+	unsigned int i, q = 0, sum = 0, acc = 0, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += weights[i];
+	for (i = 0; i < VRSS_INDIR_SIZE; i++) {
+		while (q < n && (i + 1) * total > VRSS_INDIR_SIZE * (acc + weights[q])) {
+			acc += weights[q];
+			q++;
+		}
+		indir[i] = q < n ? q : n - 1;
+		sum++;
+	}
+	assert_int_equal(sum, VRSS_INDIR_SIZE);
+}
+
+/*
+ * The effective table at every width: names only queues below the width,
+ * keeps every bucket whose queue is below it, and differs from the table
+ * one queue wider only in the buckets of the queue that left.
+ */
+static void check_effective(const u32 *indir)
+{
+	u32 eff[VRSS_INDIR_SIZE], wider[VRSS_INDIR_SIZE];
+	unsigned int top = vrss_indir_max(indir) + 1, w, i;
+
+	vrss_indir_effective(wider, indir, top);
+	assert_memory_equal(wider, indir, sizeof(wider));
+	for (w = top - 1; w >= 1; w--) {
+		vrss_indir_effective(eff, indir, w);
+		for (i = 0; i < VRSS_INDIR_SIZE; i++) {
+			assert_true(eff[i] < w);
+			if (indir[i] < w)
+				assert_int_equal(eff[i], indir[i]);
+			if (wider[i] != w)
+				assert_int_equal(eff[i], wider[i]);
+		}
+		memcpy(wider, eff, sizeof(eff));
+	}
+	/* Width 0 is taken as 1: everything on the primary queue. */
+	vrss_indir_effective(eff, indir, 0);
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		assert_int_equal(eff[i], 0);
+}
+
+static void test_effective_moves_only_leaving_queue(void **state)
+{
+	static const unsigned int w31[] = { 3, 1 }, w1234[] = { 1, 2, 3, 4 };
+	u32 indir[VRSS_INDIR_SIZE];
+	unsigned int n;
+
+	(void)state;
+	for (n = 1; n <= 16; n++) {
+		vrss_indir_fill_default(indir, n);
+		check_effective(indir);
+	}
+	fill_weights(indir, w31, 2);
+	check_effective(indir);
+	fill_weights(indir, w1234, 4);
+	check_effective(indir);
+}
+
+/* Dealt round robin, the default table stays balanced at every width. */
+static void test_effective_balanced(void **state)
+{
+	u32 indir[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE];
+	unsigned int n, w, i, count[16];
+
+	(void)state;
+	for (n = 2; n <= 16; n++) {
+		vrss_indir_fill_default(indir, n);
+		for (w = 1; w <= n; w++) {
+			vrss_indir_effective(eff, indir, w);
+			memset(count, 0, sizeof(count));
+			for (i = 0; i < VRSS_INDIR_SIZE; i++)
+				count[eff[i]]++;
+			for (i = 0; i < w; i++)
+				assert_in_range(count[i], VRSS_INDIR_SIZE / w - 3,
+						VRSS_INDIR_SIZE / w + 4);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_round_robin),
 		cmocka_unit_test(test_bucket_uses_low_bits),
 		cmocka_unit_test(test_max),
+		cmocka_unit_test(test_effective_moves_only_leaving_queue),
+		cmocka_unit_test(test_effective_balanced),
 	};
 
 	return cmocka_run_group_tests_name("indir", tests, NULL, NULL);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The load policy: how many queues spread the flows ("width"), decided
+ * once per interval from the busy fraction of the queues' CPUs.  Pure C,
+ * shared by the module and the host-side unit tests, which drive it with
+ * synthetic load traces.
+ *
+ * Width 1 is SINGLE: every bucket on the primary queue, so below the
+ * threshold vrss costs what the lower device costs.  The policy spreads
+ * (width 2 and up, one queue at a time) while the mean load of the CPUs in
+ * use is at or above the threshold for VRSS_POLICY_GROW_HOLD intervals in a
+ * row, and shrinks, straight to the smallest width that would keep the
+ * CPUs below threshold - hysteresis, once that has held for
+ * VRSS_POLICY_SHRINK_HOLD intervals.  Spreading divides the work without
+ * changing its sum, so a load that made the policy spread cannot make it
+ * shrink again: at steady load the width does not flap.
+ */
+#ifndef _VRSS_POLICY_H
+#define _VRSS_POLICY_H
+
+#include <linux/types.h>
+
+/* Knob ranges and defaults (module parameters and sysfs, SPEC 7). */
+#define VRSS_THRESHOLD_DEFAULT		80
+#define VRSS_HYSTERESIS_DEFAULT		20
+#define VRSS_INTERVAL_MS_DEFAULT	100
+#define VRSS_PERCENT_MAX		100
+#define VRSS_INTERVAL_MS_MIN		10
+#define VRSS_INTERVAL_MS_MAX		10000
+
+#define VRSS_POLICY_GROW_HOLD		2
+#define VRSS_POLICY_SHRINK_HOLD		3
+
+/* Smoothed loads are percent in fixed point, 8 fractional bits. */
+#define VRSS_LOAD_SHIFT			8
+
+struct vrss_policy {
+	unsigned int width;	/* queues in use for spreading, >= 1 */
+	unsigned int above;	/* intervals in a row at or above threshold */
+	unsigned int below;	/* intervals in a row a smaller width would do */
+	unsigned int nr;	/* entries of load[] */
+	u32 load[];		/* per queue, EWMA with weight 1/2 */
+};
+
+/* The smoothed load of queue @i in whole percent, rounded. */
+static inline unsigned int vrss_policy_load(const struct vrss_policy *p,
+					    unsigned int i)
+{
+	return (p->load[i] + (1u << (VRSS_LOAD_SHIFT - 1))) >> VRSS_LOAD_SHIFT;
+}
+
+/*
+ * Knobs changed (or sampling starts): the extremes take effect at once,
+ * threshold 0 being plain RSS over @max queues and 100 never spreading;
+ * otherwise the width is kept (within @max) and the counts start over.
+ */
+static inline unsigned int vrss_policy_config(struct vrss_policy *p,
+					      unsigned int threshold,
+					      unsigned int max)
+{
+	if (!max)
+		max = 1;
+	if (threshold == 0)
+		p->width = max;
+	else if (threshold >= VRSS_PERCENT_MAX || !p->width)
+		p->width = 1;
+	else if (p->width > max)
+		p->width = max;
+	p->above = 0;
+	p->below = 0;
+	return p->width;
+}
+
+/* Start from SINGLE with no history, as when sampling begins. */
+static inline unsigned int vrss_policy_reset(struct vrss_policy *p,
+					     unsigned int threshold,
+					     unsigned int max)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr; i++)
+		p->load[i] = 0;
+	p->width = 1;
+	return vrss_policy_config(p, threshold, max);
+}
+
+/*
+ * One interval.  @raw[i] is the busy percent (0-100) of queue i's CPU over
+ * the interval, for the @max queues the indirection table can use, primary
+ * first (max <= p->nr).  Returns the new width, within 1..max.
+ */
+static inline unsigned int vrss_policy_step(struct vrss_policy *p,
+					    unsigned int threshold,
+					    unsigned int hysteresis,
+					    const u32 *raw, unsigned int max)
+{
+	u32 raw_sum = 0, sum = 0, low, w;
+	unsigned int i, width;
+
+	if (max > p->nr)
+		max = p->nr;
+	for (i = 0; i < max; i++) {
+		u32 r = raw[i] > VRSS_PERCENT_MAX ? VRSS_PERCENT_MAX : raw[i];
+
+		p->load[i] = (p->load[i] + (r << VRSS_LOAD_SHIFT)) / 2;
+	}
+
+	if (threshold == 0 || threshold >= VRSS_PERCENT_MAX || max <= 1)
+		return vrss_policy_config(p, threshold, max);
+	if (p->width > max) {
+		p->width = max;
+		p->above = 0;
+		p->below = 0;
+	}
+	width = p->width;
+
+	for (i = 0; i < width; i++) {
+		raw_sum += raw[i] > VRSS_PERCENT_MAX ? VRSS_PERCENT_MAX : raw[i];
+		sum += p->load[i];
+	}
+
+	/* Above: the raw or the smoothed mean reaches the threshold. */
+	if (raw_sum >= threshold * width ||
+	    sum >= (threshold << VRSS_LOAD_SHIFT) * width) {
+		p->below = 0;
+		if (++p->above >= VRSS_POLICY_GROW_HOLD && width < max) {
+			p->width = width + 1;
+			p->above = 0;
+		}
+		return p->width;
+	}
+	p->above = 0;
+
+	/* Below: the fewest queues whose CPUs would stay under threshold - hysteresis. */
+	if (threshold <= hysteresis) {
+		p->below = 0;
+		return width;
+	}
+	low = (threshold - hysteresis) << VRSS_LOAD_SHIFT;
+	for (w = 1; w < width; w++)
+		if (sum < low * w)
+			break;
+	if (w == width) {
+		p->below = 0;
+		return width;
+	}
+	if (++p->below >= VRSS_POLICY_SHRINK_HOLD) {
+		p->width = w;
+		p->below = 0;
+	}
+	return p->width;
+}
+
+#endif /* _VRSS_POLICY_H */
