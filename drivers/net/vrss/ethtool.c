@@ -227,7 +227,8 @@ static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
 };
 
 static const char vrss_dev_stat_names[][ETH_GSTRING_LEN] = {
-	"rx_nohash", "rx_dropped_down",
+	"rx_nohash", "rx_dropped_down", "rx_held_for_order", "bucket_moves",
+	"spread_events", "contract_events",
 };
 
 #define VRSS_QUEUE_STATS	ARRAY_SIZE(vrss_queue_stat_names)
@@ -271,6 +272,10 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	}
 	data[0] = atomic64_read(&vd->rx_nohash);
 	data[1] = atomic64_read(&vd->rx_dropped_down);
+	data[2] = atomic64_read(&vd->rx_held);
+	data[3] = atomic64_read(&vd->bucket_moves);
+	data[4] = atomic64_read(&vd->spread_events);
+	data[5] = atomic64_read(&vd->contract_events);
 }
 
 const struct ethtool_ops vrss_ethtool_ops = {

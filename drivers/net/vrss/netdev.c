@@ -31,7 +31,7 @@ static rx_handler_result_t vrss_handle_frame(struct sk_buff **pskb)
 	if (!skb)
 		return RX_HANDLER_CONSUMED;
 	skb->dev = vd->dev;
-	vrss_rx_enqueue(vd, vrss_rss_steer(vd, skb), skb);
+	vrss_rx(vd, skb);
 	return RX_HANDLER_CONSUMED;
 }
 
@@ -45,13 +45,36 @@ static int vrss_open(struct net_device *dev)
 	struct vrss_dev *vd = netdev_priv(dev);
 
 	vrss_queues_open(vd);
+	if (dev->features & NETIF_F_RXHASH)
+		vrss_load_start(vd);
 	netif_stacked_transfer_operstate(vd->lower, dev);
 	return 0;
 }
 
 static int vrss_stop(struct net_device *dev)
 {
-	vrss_queues_stop(netdev_priv(dev));
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	vrss_load_stop(vd);
+	vrss_queues_stop(vd);
+	return 0;
+}
+
+/* rxhash is the vRSS switch: load sampling runs only while it is on. */
+static int vrss_set_features(struct net_device *dev,
+			     netdev_features_t features)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	if (!((dev->features ^ features) & NETIF_F_RXHASH))
+		return 0;
+	if (features & NETIF_F_RXHASH) {
+		vrss_rx_buckets_reset(vd);
+		if (netif_running(dev))
+			vrss_load_start(vd);
+	} else {
+		vrss_load_stop(vd);
+	}
 	return 0;
 }
 
@@ -108,6 +131,7 @@ static const struct net_device_ops vrss_netdev_ops = {
 	.ndo_start_xmit		= vrss_start_xmit,
 	.ndo_get_stats64	= vrss_get_stats64,
 	.ndo_change_mtu		= vrss_change_mtu,
+	.ndo_set_features	= vrss_set_features,
 	.ndo_validate_addr	= eth_validate_addr,
 };
 
@@ -115,6 +139,7 @@ static void vrss_dev_free(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
+	vrss_load_free(vd);
 	vrss_rss_free(vd);
 	vrss_queues_free(vd);
 	free_percpu(vd->tx_stats);
@@ -126,12 +151,13 @@ static void vrss_setup(struct net_device *dev)
 	dev->netdev_ops = &vrss_netdev_ops;
 	dev->ethtool_ops = &vrss_ethtool_ops;
 	dev->needs_free_netdev = true;
-	dev->priv_destructor = vrss_dev_free;
 	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
 	dev->priv_flags |= IFF_NO_QUEUE;
 	vrss_compat_set_lltx(dev);
 	/* Receive hashing is the vRSS switch: available, off by default. */
 	dev->hw_features |= NETIF_F_RXHASH;
+	/* /sys/class/net/<dev>/vrss/: the load knobs and status. */
+	dev->sysfs_groups[0] = &vrss_sysfs_group;
 }
 
 /* One queue per online vCPU unless `ip link add ... numrxqueues N`. */
@@ -204,11 +230,19 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	err = vrss_rss_init(vd);
 	if (err)
 		goto err_queues;
-
-	/* From here on, unregistering frees through vrss_dev_free(). */
-	err = register_netdevice(dev);
+	err = vrss_load_init(vd);
 	if (err)
 		goto err_rss;
+
+	/*
+	 * register_netdevice() calls a priv_destructor on some of its
+	 * failures: set ours only once it succeeded, so that every failure
+	 * is unwound here, and unregistering later frees through it.
+	 */
+	err = register_netdevice(dev);
+	if (err)
+		goto err_load;
+	dev->priv_destructor = vrss_dev_free;
 	err = netdev_upper_dev_link(lower, dev, extack);
 	if (err)
 		goto err_unregister;
@@ -223,6 +257,8 @@ err_unlink:
 err_unregister:
 	unregister_netdevice(dev);
 	return err;
+err_load:
+	vrss_load_free(vd);
 err_rss:
 	vrss_rss_free(vd);
 err_queues:

@@ -4,8 +4,10 @@
  * indirection table that turn it into a queue.
  *
  * Key and table live in one RCU-protected block with the hash's lookup
- * table, replaced whole under RTNL, so the per-packet path reads a
- * consistent set without locks and a change under traffic loses nothing.
+ * table, replaced whole, so the per-packet path reads a consistent set
+ * without locks and a change under traffic loses nothing.  The frames are
+ * steered by a second table derived from the user's at the width the load
+ * policy chose; both are rebuilt under steer_lock.
  */
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
@@ -29,13 +31,47 @@ static struct vrss_rss *vrss_rss_alloc(const u32 *indir, const u8 *key)
 	return rss;
 }
 
+static struct vrss_rss *vrss_rss_get(struct vrss_dev *vd)
+{
+	return rcu_dereference_protected(vd->rss,
+					 lockdep_is_held(&vd->steer_lock));
+}
+
+/* How many queues the user's table can spread over. */
+static unsigned int vrss_rss_queues(struct vrss_dev *vd,
+				    const struct vrss_rss *rss)
+{
+	return min_t(unsigned int, READ_ONCE(vd->dev->real_num_rx_queues),
+		     vrss_indir_max(rss->indir) + 1);
+}
+
+/* Under steer_lock: the table in effect at the policy's width. */
+static int vrss_rss_rebuild(struct vrss_dev *vd)
+{
+	const struct vrss_rss *rss = vrss_rss_get(vd);
+	struct vrss_steer *steer, *old;
+
+	steer = kzalloc(sizeof(*steer), GFP_KERNEL);
+	if (!steer)
+		return -ENOMEM;
+	steer->width = clamp(vd->width, 1U, vrss_rss_queues(vd, rss));
+	vrss_indir_effective(steer->queue, rss->indir, steer->width);
+
+	old = rcu_replace_pointer(vd->steer, steer,
+				  lockdep_is_held(&vd->steer_lock));
+	kfree_rcu(old, rcu);
+	return 0;
+}
+
 int vrss_rss_init(struct vrss_dev *vd)
 {
 	u8 key[VRSS_RSS_KEY_SIZE];
 	u32 indir[VRSS_INDIR_SIZE];
 	struct vrss_rss *rss;
 	unsigned int i;
+	int err;
 
+	mutex_init(&vd->steer_lock);
 	/* The system key, so the hash matches /proc/sys/net/core/netdev_rss_key. */
 	netdev_rss_key_fill(key, sizeof(key));
 	vrss_indir_fill_default(indir, vd->dev->real_num_rx_queues);
@@ -45,25 +81,47 @@ int vrss_rss_init(struct vrss_dev *vd)
 	for (i = 0; i < VRSS_FLOW_MAX; i++)
 		vd->hash_ports[i] = true;
 	rcu_assign_pointer(vd->rss, rss);
-	return 0;
+
+	mutex_lock(&vd->steer_lock);
+	vd->width = 1;
+	err = vrss_rss_rebuild(vd);
+	mutex_unlock(&vd->steer_lock);
+	if (err)
+		vrss_rss_free(vd);
+	return err;
 }
 
 void vrss_rss_free(struct vrss_dev *vd)
 {
+	kfree(rcu_replace_pointer(vd->steer, NULL, true));
 	kvfree(rcu_replace_pointer(vd->rss, NULL, true));
 }
 
 /* Under RTNL: a new table and/or key (NULL keeps the current one). */
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
 {
-	struct vrss_rss *old = rtnl_dereference(vd->rss), *rss;
+	struct vrss_rss *old, *rss;
+	int err = -ENOMEM;
 
+	mutex_lock(&vd->steer_lock);
+	old = vrss_rss_get(vd);
 	rss = vrss_rss_alloc(indir ?: old->indir, key ?: old->key);
 	if (!rss)
-		return -ENOMEM;
+		goto out;
 	rcu_assign_pointer(vd->rss, rss);
+	err = vrss_rss_rebuild(vd);
+	if (err) {
+		/* Keep the pair consistent: back to the old table. */
+		rcu_assign_pointer(vd->rss, old);
+		synchronize_net();
+		kvfree(rss);
+		goto out;
+	}
 	kvfree_rcu(old, rcu);
-	return 0;
+	vrss_load_reconfig(vd);
+out:
+	mutex_unlock(&vd->steer_lock);
+	return err;
 }
 
 /* Under RTNL, after ethtool -L: the default table follows the queue count. */
@@ -71,11 +129,36 @@ void vrss_rss_channels_changed(struct vrss_dev *vd)
 {
 	u32 indir[VRSS_INDIR_SIZE];
 
-	if (netif_is_rxfh_configured(vd->dev))
+	if (netif_is_rxfh_configured(vd->dev)) {
+		/* Same table, maybe fewer queues to spread over. */
+		mutex_lock(&vd->steer_lock);
+		vrss_rss_rebuild(vd);
+		vrss_load_reconfig(vd);
+		mutex_unlock(&vd->steer_lock);
 		return;
+	}
 	vrss_indir_fill_default(indir, vd->dev->real_num_rx_queues);
 	/* On allocation failure the old table stays; steering clamps it. */
 	vrss_rss_update(vd, indir, NULL);
+}
+
+/* Under steer_lock: how wide the policy may go. */
+unsigned int vrss_rss_max_width(struct vrss_dev *vd)
+{
+	return vrss_rss_queues(vd, vrss_rss_get(vd));
+}
+
+/* Under steer_lock: the policy chose a width; returns the one in effect. */
+int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width)
+{
+	unsigned int old = vd->width;
+	int err;
+
+	vd->width = width;
+	err = vrss_rss_rebuild(vd);
+	if (err)
+		vd->width = old;
+	return err;
 }
 
 /*
@@ -124,31 +207,25 @@ static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
 }
 
 /*
- * The queue for a frame.  With receive hashing off every frame goes to the
- * primary queue and nothing is computed.
+ * The bucket of a frame: its Toeplitz hash, also stored in the skb, taken
+ * modulo the table size.  False when there is nothing to hash.
  */
-struct vrss_queue *vrss_rss_steer(struct vrss_dev *vd, struct sk_buff *skb)
+bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
+		     unsigned int *bucket)
 {
 	const struct vrss_rss *rss = rcu_dereference(vd->rss);
 	u8 in[VRSS_TOEPLITZ_MAX_INPUT];
-	unsigned int len, qi;
+	unsigned int len;
 	bool l4;
 	u32 hash;
-
-	if (!(vd->dev->features & NETIF_F_RXHASH))
-		return &vd->queues[0];
 
 	len = vrss_rss_input(vd, skb, in, &l4);
 	if (!len) {
 		atomic64_inc(&vd->rx_nohash);
-		return &vd->queues[0];
+		return false;
 	}
 	hash = vrss_toeplitz_hash(&rss->toeplitz, in, len);
 	skb_set_hash(skb, hash, l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
-
-	qi = rss->indir[vrss_indir_bucket(hash)];
-	/* A table briefly wider than the queues in use (ethtool -L racing). */
-	if (unlikely(qi >= vd->dev->real_num_rx_queues))
-		qi = 0;
-	return &vd->queues[qi];
+	*bucket = vrss_indir_bucket(hash);
+	return true;
 }

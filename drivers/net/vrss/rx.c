@@ -10,12 +10,18 @@
  * calls napi_schedule(), as RPS does).  A "kick pending" bit guards the csd,
  * which cannot be queued twice, and batches: while one IPI is on its way,
  * further frames for that queue send none.
+ *
+ * With receive hashing on, a frame's bucket names its queue through the
+ * table in effect; when that changes, the bucket follows only once its
+ * old queue has handed every frame it already holds for it to the stack
+ * (RFS's in-order rule), so that no flow is ever reordered.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
+#include "trace.h"
 #include "vrss.h"
 
 static enum cpuhp_state vrss_cpuhp_state;
@@ -66,16 +72,110 @@ static void vrss_queue_kick(struct vrss_queue *q)
 	atomic64_inc(&q->ipis);
 }
 
-/* Called from the rx_handler, in softirq context with RCU held. */
-void vrss_rx_enqueue(struct vrss_dev *vd, struct vrss_queue *q,
-		     struct sk_buff *skb)
+/* Puts @skb on @q's ring; *@tail is then the ring position after it. */
+static bool vrss_rx_enqueue(struct vrss_queue *q, struct sk_buff *skb,
+			    u32 *tail)
 {
-	if (unlikely(ptr_ring_produce(&q->ring, skb))) {
+	int err;
+
+	spin_lock(&q->ring.producer_lock);
+	err = __ptr_ring_produce(&q->ring, skb);
+	if (!err)
+		*tail = ++q->tail;
+	spin_unlock(&q->ring.producer_lock);
+
+	if (unlikely(err)) {
 		atomic64_inc(&q->drops);
 		kfree_skb(skb);
-		return;
+		return false;
 	}
 	vrss_queue_kick(q);
+	return true;
+}
+
+static u64 vrss_bucket_pack(u32 queue, u32 tail)
+{
+	return (u64)queue << 32 | tail;
+}
+
+/*
+ * Bucket @b's table entry now names queue @to, but its last frame went to
+ * another queue.  It follows once that queue's head has passed the tail
+ * that frame got; until then its frames keep going to the old queue.
+ * Returns the queue for the current frame.
+ */
+static u32 vrss_bucket_follow(struct vrss_dev *vd, unsigned int b, u64 last,
+			      u32 to)
+{
+	u32 from = last >> 32;
+
+	for (;;) {
+		if (from == to)
+			return to;
+		/* Pairs with the poll's release: those frames are in the stack. */
+		if ((s32)(smp_load_acquire(&vd->queues[from].head) - (u32)last) < 0) {
+			atomic64_inc(&vd->rx_held);
+			return from;
+		}
+		/* Claim the move, so that it is counted and traced once. */
+		if (atomic64_try_cmpxchg(&vd->buckets[b], &last,
+					 vrss_bucket_pack(to, READ_ONCE(vd->queues[to].tail))))
+			break;
+		from = last >> 32;
+	}
+	atomic64_inc(&vd->bucket_moves);
+	trace_vrss_bucket_move(vd->dev, b, from, to);
+	return to;
+}
+
+/* The bucket's last frame went to @queue at @tail (unless a later one did). */
+static void vrss_bucket_record(struct vrss_dev *vd, unsigned int b,
+			       u32 queue, u32 tail)
+{
+	u64 last = atomic64_read(&vd->buckets[b]);
+
+	do {
+		if (last >> 32 != queue || (s32)(tail - (u32)last) <= 0)
+			return;
+	} while (!atomic64_try_cmpxchg(&vd->buckets[b], &last,
+				       vrss_bucket_pack(queue, tail)));
+}
+
+/*
+ * Receive hashing is being switched on: every frame so far went to the
+ * primary queue, so that is where every bucket starts.
+ */
+void vrss_rx_buckets_reset(struct vrss_dev *vd)
+{
+	u64 primary = vrss_bucket_pack(0, READ_ONCE(vd->queues[0].tail));
+	unsigned int b;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		atomic64_set(&vd->buckets[b], primary);
+}
+
+/* From the rx_handler, in softirq context with RCU held. */
+void vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
+{
+	const struct vrss_steer *steer;
+	unsigned int b;
+	u32 qi, tail;
+	u64 last;
+
+	/* Receive hashing off, or nothing to hash: the primary queue. */
+	if (!(vd->dev->features & NETIF_F_RXHASH) ||
+	    !vrss_rss_bucket(vd, skb, &b)) {
+		vrss_rx_enqueue(&vd->queues[0], skb, &tail);
+		return;
+	}
+
+	steer = rcu_dereference(vd->steer);
+	qi = steer->queue[b];
+	last = atomic64_read(&vd->buckets[b]);
+	if (unlikely(last >> 32 != qi))
+		qi = vrss_bucket_follow(vd, b, last, qi);
+	if (vrss_rx_enqueue(&vd->queues[qi], skb, &tail))
+		vrss_bucket_record(vd, b, qi, tail);
 }
 
 static int vrss_poll(struct napi_struct *napi, int budget)
@@ -84,6 +184,16 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	unsigned int bytes = 0;
 	struct sk_buff *skb;
 	int done = 0;
+
+	/*
+	 * The last poll used its whole budget, after which the core flushed
+	 * GRO: every frame taken off the ring until then is in the stack.
+	 */
+	if (q->flush_pending) {
+		/* Pairs with the acquire in vrss_bucket_follow(). */
+		smp_store_release(&q->head, q->consumed);
+		q->flush_pending = false;
+	}
 
 	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
 		skb_record_rx_queue(skb, q->index);
@@ -97,8 +207,18 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	u64_stats_add(&q->bytes, bytes);
 	u64_stats_update_end(&q->syncp);
 	WRITE_ONCE(q->last_cpu, smp_processor_id());
+	q->consumed += done;
 
-	if (done < budget && napi_complete_done(napi, done)) {
+	if (done == budget) {
+		q->flush_pending = true;
+		return done;
+	}
+	if (napi_complete_done(napi, done)) {
+		/*
+		 * GRO is flushed: buckets waiting on this queue may move.
+		 * Release pairs with the acquire in vrss_bucket_follow().
+		 */
+		smp_store_release(&q->head, q->consumed);
 		/* A producer may have added a frame after our last look. */
 		smp_mb();
 		if (!__ptr_ring_empty(&q->ring))
@@ -178,15 +298,28 @@ void vrss_queues_free(struct vrss_dev *vd)
 	vd->queues = NULL;
 }
 
-/* Device down (no producer, no NAPI): frames beyond the new size are freed. */
+/*
+ * Device down (no producer, no NAPI): the frames still queued are dropped
+ * and counted, and every ring position is caught up, before the rings
+ * change size.
+ */
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size)
 {
+	struct sk_buff *skb;
 	unsigned int i;
 	int err;
 
 	for (i = 0; i < vd->dev->num_rx_queues; i++) {
-		err = ptr_ring_resize(&vd->queues[i].ring, size, GFP_KERNEL,
-				      vrss_skb_free);
+		struct vrss_queue *q = &vd->queues[i];
+
+		while ((skb = __ptr_ring_consume(&q->ring))) {
+			atomic64_inc(&q->drops);
+			kfree_skb(skb);
+			q->consumed++;
+		}
+		q->head = q->consumed;
+		q->flush_pending = false;
+		err = ptr_ring_resize(&q->ring, size, GFP_KERNEL, vrss_skb_free);
 		if (err)
 			return err;
 	}

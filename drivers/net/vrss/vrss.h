@@ -6,12 +6,15 @@
 #ifndef _VRSS_H
 #define _VRSS_H
 
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/ptr_ring.h>
+#include <linux/workqueue.h>
 #include <linux/smp.h>
 #include <linux/u64_stats_sync.h>
 
 #include <vrss/indir.h>
+#include <vrss/policy.h>
 #include <vrss/toeplitz.h>
 
 #define VRSS_DRV_NAME		"vrss"
@@ -42,6 +45,17 @@ struct vrss_queue {
 	int cpu;		/* where it is processed now */
 	int last_cpu;		/* where its poll last ran (ethtool -S) */
 
+	/*
+	 * Ring positions for in-order bucket moves (RFS's rule): a bucket
+	 * leaves this queue only once head has passed the tail its last
+	 * frame got.  tail counts frames put on the ring (under its producer
+	 * lock), head those the poll handed to the stack and GRO let go of.
+	 */
+	u32 tail;
+	u32 head;
+	u32 consumed;		/* poll only: frames taken off the ring */
+	bool flush_pending;	/* poll only: the core flushes GRO after it */
+
 	/* Written by the poll only. */
 	struct u64_stats_sync syncp;
 	u64_stats_t packets;
@@ -49,14 +63,37 @@ struct vrss_queue {
 	/* Written by any producer CPU. */
 	atomic64_t drops;
 	atomic64_t ipis;	/* kicks sent to another CPU */
+
+	/* Load sampling of the queue's CPU (policy.c), at the last sample. */
+	u64 idle_us;
+	u64 wall_us;
+	int sampled_cpu;
 } ____cacheline_aligned_in_smp;
 
-/* Hash key, indirection table and the hash's lookup table; RCU-replaced. */
+/* Hash key, the user's indirection table and the hash's lookup table. */
 struct vrss_rss {
 	struct rcu_head rcu;
 	u8 key[VRSS_RSS_KEY_SIZE];
 	u32 indir[VRSS_INDIR_SIZE];
 	struct vrss_toeplitz toeplitz;
+};
+
+/*
+ * The table in effect: the user's table at the width the load policy
+ * chose (vrss_indir_effective()).  RCU-replaced on every change of either.
+ */
+struct vrss_steer {
+	struct rcu_head rcu;
+	unsigned int width;
+	u32 queue[VRSS_INDIR_SIZE];
+};
+
+/* The load policy's knobs: module parameters and sysfs files. */
+enum vrss_knob {
+	VRSS_KNOB_THRESHOLD,	/* percent */
+	VRSS_KNOB_HYSTERESIS,	/* percent */
+	VRSS_KNOB_INTERVAL_MS,
+	VRSS_KNOBS,
 };
 
 /* ETHTOOL rx-flow-hash selection: hash ports too (sdfn) or not (sd). */
@@ -73,12 +110,36 @@ struct vrss_dev {
 	struct net_device *dev;
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
-	struct vrss_rss __rcu *rss;
 	unsigned int ring_size;
+
+	/*
+	 * steer_lock serialises changes of the user's key and table (under
+	 * RTNL too), of the load knobs and of the width (the load work),
+	 * which all rebuild the table in effect, and guards the load
+	 * policy's state.
+	 */
+	struct mutex steer_lock;
+	struct vrss_rss __rcu *rss;
+	struct vrss_steer __rcu *steer;
+	unsigned int width;		/* asked for by the load policy */
+	/* Per bucket: queue << 32 | that queue's tail after its last frame. */
+	atomic64_t buckets[VRSS_INDIR_SIZE];
+
+	/* Load-gated steering (policy.c), under steer_lock. */
+	struct delayed_work load_work;
+	bool load_running;		/* rxhash on and the device up */
+	unsigned int knobs[VRSS_KNOBS];
+	struct vrss_policy *policy;
+	u32 *load_raw;			/* one sample of every queue's CPU */
+
 	bool hash_ports[VRSS_FLOW_MAX];
 	struct pcpu_sw_netstats __percpu *tx_stats;
 	atomic64_t rx_nohash;		/* rxhash on, but nothing to hash */
 	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */
+	atomic64_t rx_held;		/* frames kept on a bucket's old queue */
+	atomic64_t bucket_moves;
+	atomic64_t spread_events;	/* width grew */
+	atomic64_t contract_events;	/* width shrank */
 };
 
 /* netdev.c */
@@ -91,18 +152,33 @@ void vrss_rx_exit(void);
 int vrss_queues_alloc(struct vrss_dev *vd);
 void vrss_queues_free(struct vrss_dev *vd);
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
+void vrss_rx_buckets_reset(struct vrss_dev *vd);
 void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
-void vrss_rx_enqueue(struct vrss_dev *vd, struct vrss_queue *q,
-		     struct sk_buff *skb);
+void vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
 
 /* rss.c */
 int vrss_rss_init(struct vrss_dev *vd);
 void vrss_rss_free(struct vrss_dev *vd);
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
 void vrss_rss_channels_changed(struct vrss_dev *vd);
-struct vrss_queue *vrss_rss_steer(struct vrss_dev *vd, struct sk_buff *skb);
+unsigned int vrss_rss_max_width(struct vrss_dev *vd);
+int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width);
+bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
+		     unsigned int *bucket);
+
+/* policy.c */
+int vrss_load_init(struct vrss_dev *vd);
+void vrss_load_free(struct vrss_dev *vd);
+void vrss_load_start(struct vrss_dev *vd);
+void vrss_load_stop(struct vrss_dev *vd);
+void vrss_load_reconfig(struct vrss_dev *vd);
+int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
+		       unsigned int val);
+
+/* sysfs.c */
+extern const struct attribute_group vrss_sysfs_group;
 
 /* ethtool.c */
 extern const struct ethtool_ops vrss_ethtool_ops;

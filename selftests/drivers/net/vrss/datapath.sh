@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 
 taint0=$(vrss_taint_other)
-ktap_check "insmod vrss.ko" vrss_load
+ktap_check "insmod vrss.ko threshold=0 (plain RSS once rxhash is on)" vrss_load threshold=0
 
 # expect_refusal NAME MESSAGE IP-ARGS...: ip link add fails with MESSAGE.
 expect_refusal() {

@@ -30,7 +30,7 @@ peer() {
 }
 
 setup() {
-	vrss_load && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on || return 1
+	vrss_load threshold=0 && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on || return 1
 	# IPv6 on the test link only, no link-local address, no DAD: after the
 	# MLD reports of the address setup, the link is quiet again.
 	sysctl -qw net.ipv6.conf.vrss0.addr_gen_mode=1 net.ipv6.conf.vrss0.disable_ipv6=0

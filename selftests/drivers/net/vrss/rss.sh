@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 taint0=$(vrss_taint_other)
 setup() {
-	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on
+	vrss_load threshold=0 && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on
 }
 ktap_check "insmod, vrss0 on veth0 with $nq queues, rxhash on" setup
 

@@ -48,7 +48,7 @@ refcount() {
 }
 
 setup() {
-	vrss_load && vrss_net_setup && ethtool -K vrss0 rxhash on
+	vrss_load threshold=0 && vrss_net_setup && ethtool -K vrss0 rxhash on
 }
 
 setup

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The load gate: while receive hashing is on and the device is up, a
+ * delayed work samples every interval_ms how busy each queue's CPU was
+ * (1 - (idle + iowait) / wall, the figures /proc/stat is made of) and feeds
+ * the pure-C policy of include/vrss/policy.h, which answers how many queues
+ * spread the flows.  Nothing is sampled while rxhash is off or the device
+ * is down.  A new width rebuilds the table in effect (rss.c); the buckets
+ * then follow in order (rx.c).
+ *
+ * Knob changes and table changes apply at once, under steer_lock, so that
+ * `threshold 0` is plain RSS from the moment it is written.
+ */
+#include <linux/jiffies.h>
+#include <linux/kernel_stat.h>
+#include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/tick.h>
+
+#include "vrss.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+/* Module parameters: the knobs of new devices, range-checked. */
+struct vrss_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+};
+
+static struct vrss_param vrss_params[VRSS_KNOBS] = {
+	[VRSS_KNOB_THRESHOLD] = {
+		VRSS_THRESHOLD_DEFAULT, 0, VRSS_PERCENT_MAX },
+	[VRSS_KNOB_HYSTERESIS] = {
+		VRSS_HYSTERESIS_DEFAULT, 0, VRSS_PERCENT_MAX },
+	[VRSS_KNOB_INTERVAL_MS] = {
+		VRSS_INTERVAL_MS_DEFAULT, VRSS_INTERVAL_MS_MIN, VRSS_INTERVAL_MS_MAX },
+};
+
+static bool vrss_param_valid(const struct vrss_param *p, unsigned int val)
+{
+	return val >= p->min && val <= p->max;
+}
+
+static int vrss_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct vrss_param *p = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || !vrss_param_valid(p, v))
+		return -EINVAL;
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int vrss_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct vrss_param *p = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(p->val));
+}
+
+static const struct kernel_param_ops vrss_param_ops = {
+	.set = vrss_param_set,
+	.get = vrss_param_get,
+};
+
+module_param_cb(threshold, &vrss_param_ops,
+		&vrss_params[VRSS_KNOB_THRESHOLD], 0644);
+MODULE_PARM_DESC(threshold,
+		 "Primary CPU load (percent) at which a new device starts spreading: 0-100, 0 always spreads, 100 never (default 80)");
+module_param_cb(hysteresis, &vrss_param_ops,
+		&vrss_params[VRSS_KNOB_HYSTERESIS], 0644);
+MODULE_PARM_DESC(hysteresis,
+		 "Percent below threshold the CPUs must stay for spreading to shrink: 0-100 (default 20)");
+module_param_cb(interval_ms, &vrss_param_ops,
+		&vrss_params[VRSS_KNOB_INTERVAL_MS], 0644);
+MODULE_PARM_DESC(interval_ms,
+		 "Load sampling interval in milliseconds: 10-10000 (default 100)");
+
+/* Idle plus iowait time of @cpu in microseconds, as /proc/stat counts it. */
+static u64 vrss_cpu_idle_us(int cpu)
+{
+	u64 idle = get_cpu_idle_time_us(cpu, NULL), iowait;
+	struct kernel_cpustat kcs;
+
+	if (idle != (u64)-1) {
+		iowait = get_cpu_iowait_time_us(cpu, NULL);
+		return idle + (iowait != (u64)-1 ? iowait : 0);
+	}
+	/* nohz off: the tick's accounting. */
+	kcpustat_cpu_fetch(&kcs, cpu);
+	return div_u64(kcs.cpustat[CPUTIME_IDLE] + kcs.cpustat[CPUTIME_IOWAIT],
+		       NSEC_PER_USEC);
+}
+
+/* Busy percent of @q's CPU since the last sample (0 if it moved since). */
+static u32 vrss_load_sample(struct vrss_queue *q, u64 now)
+{
+	int cpu = READ_ONCE(q->cpu);
+	u64 idle = vrss_cpu_idle_us(cpu), didle, dwall;
+	u32 busy = 0;
+
+	if (cpu == q->sampled_cpu && now > q->wall_us) {
+		dwall = now - q->wall_us;
+		didle = idle > q->idle_us ? idle - q->idle_us : 0;
+		if (didle < dwall)
+			busy = VRSS_PERCENT_MAX -
+			       div64_u64(didle * VRSS_PERCENT_MAX, dwall);
+	}
+	q->sampled_cpu = cpu;
+	q->idle_us = idle;
+	q->wall_us = now;
+	return busy;
+}
+
+static void vrss_load_sample_all(struct vrss_dev *vd)
+{
+	u64 now = ktime_to_us(ktime_get());
+	unsigned int i;
+
+	for (i = 0; i < vd->policy->nr; i++)
+		vd->load_raw[i] = vrss_load_sample(&vd->queues[i], now);
+}
+
+/* Under steer_lock: put the policy's width into effect. */
+static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
+{
+	struct vrss_policy *p = vd->policy;
+	unsigned int old = vd->width, i, sum = 0;
+
+	if (width == old)
+		return;
+	if (vrss_rss_set_width(vd, width)) {
+		/* No memory for the new table: the next interval tries again. */
+		p->width = old;
+		return;
+	}
+	for (i = 0; i < old && i < p->nr; i++)
+		sum += vrss_policy_load(p, i);
+	trace_vrss_width_change(vd->dev, old, width, vrss_policy_load(p, 0),
+				old ? sum / old : 0);
+	atomic64_inc(width > old ? &vd->spread_events : &vd->contract_events);
+}
+
+static unsigned long vrss_load_interval(struct vrss_dev *vd)
+{
+	return msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
+}
+
+static void vrss_load_work(struct work_struct *work)
+{
+	struct vrss_dev *vd = container_of(to_delayed_work(work),
+					   struct vrss_dev, load_work);
+	struct vrss_policy *p = vd->policy;
+	unsigned int width;
+
+	mutex_lock(&vd->steer_lock);
+	if (!vd->load_running)
+		goto out;
+	vrss_load_sample_all(vd);
+	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
+				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
+				 vrss_rss_max_width(vd));
+	trace_vrss_load_sample(vd->dev, width, vd->load_raw[0],
+			       vrss_policy_load(p, 0));
+	vrss_load_apply(vd, width);
+	queue_delayed_work(system_wq, &vd->load_work, vrss_load_interval(vd));
+out:
+	mutex_unlock(&vd->steer_lock);
+}
+
+/* Under steer_lock: knobs or tables changed; 0 and 100 take effect now. */
+void vrss_load_reconfig(struct vrss_dev *vd)
+{
+	lockdep_assert_held(&vd->steer_lock);
+	if (!vd->load_running)
+		return;
+	vrss_load_apply(vd, vrss_policy_config(vd->policy,
+					       vd->knobs[VRSS_KNOB_THRESHOLD],
+					       vrss_rss_max_width(vd)));
+}
+
+/* Under RTNL: rxhash on with the device up.  Starts from SINGLE. */
+void vrss_load_start(struct vrss_dev *vd)
+{
+	mutex_lock(&vd->steer_lock);
+	if (!vd->load_running) {
+		vd->load_running = true;
+		vrss_load_sample_all(vd);
+		vrss_load_apply(vd, vrss_policy_reset(vd->policy,
+						      vd->knobs[VRSS_KNOB_THRESHOLD],
+						      vrss_rss_max_width(vd)));
+		queue_delayed_work(system_wq, &vd->load_work,
+				   vrss_load_interval(vd));
+	}
+	mutex_unlock(&vd->steer_lock);
+}
+
+/* Under RTNL: rxhash off or the device down.  No work is left behind. */
+void vrss_load_stop(struct vrss_dev *vd)
+{
+	mutex_lock(&vd->steer_lock);
+	vd->load_running = false;
+	mutex_unlock(&vd->steer_lock);
+	cancel_delayed_work_sync(&vd->load_work);
+}
+
+/* A knob written through sysfs: -EINVAL out of range, else in effect now. */
+int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
+		       unsigned int val)
+{
+	if (!vrss_param_valid(&vrss_params[knob], val))
+		return -EINVAL;
+
+	mutex_lock(&vd->steer_lock);
+	vd->knobs[knob] = val;
+	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running)
+		mod_delayed_work(system_wq, &vd->load_work,
+				 vrss_load_interval(vd));
+	vrss_load_reconfig(vd);
+	mutex_unlock(&vd->steer_lock);
+	return 0;
+}
+
+int vrss_load_init(struct vrss_dev *vd)
+{
+	unsigned int nr = vd->dev->num_rx_queues, i;
+
+	vd->policy = kzalloc(struct_size(vd->policy, load, nr), GFP_KERNEL);
+	vd->load_raw = kcalloc(nr, sizeof(*vd->load_raw), GFP_KERNEL);
+	if (!vd->policy || !vd->load_raw) {
+		vrss_load_free(vd);
+		return -ENOMEM;
+	}
+	vd->policy->nr = nr;
+	vd->policy->width = 1;
+	for (i = 0; i < VRSS_KNOBS; i++)
+		vd->knobs[i] = READ_ONCE(vrss_params[i].val);
+	for (i = 0; i < nr; i++)
+		vd->queues[i].sampled_cpu = -1;
+	INIT_DELAYED_WORK(&vd->load_work, vrss_load_work);
+	return 0;
+}
+
+/* After vrss_load_stop() (the device went down before it is freed). */
+void vrss_load_free(struct vrss_dev *vd)
+{
+	kfree(vd->load_raw);
+	vd->load_raw = NULL;
+	kfree(vd->policy);
+	vd->policy = NULL;
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/class/net/<dev>/vrss/: the load knobs (threshold, hysteresis,
+ * interval_ms; read-write, an invalid write is -EINVAL and changes
+ * nothing) and the gate's status (state, width, primary_load, lower).
+ */
+#include <linux/device.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/sysfs.h>
+
+#include "vrss.h"
+
+static struct vrss_dev *vrss_of(struct device *d)
+{
+	return netdev_priv(to_net_dev(d));
+}
+
+struct vrss_knob_attr {
+	struct device_attribute attr;
+	enum vrss_knob knob;
+};
+
+static enum vrss_knob vrss_knob_of(struct device_attribute *attr)
+{
+	return container_of(attr, struct vrss_knob_attr, attr)->knob;
+}
+
+static ssize_t vrss_knob_show(struct device *d, struct device_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(vrss_of(d)->knobs[vrss_knob_of(attr)]));
+}
+
+static ssize_t vrss_knob_store(struct device *d, struct device_attribute *attr,
+			       const char *buf, size_t len)
+{
+	unsigned int val;
+	int err;
+
+	if (kstrtouint(buf, 0, &val))
+		return -EINVAL;
+	err = vrss_load_set_knob(vrss_of(d), vrss_knob_of(attr), val);
+	return err ?: len;
+}
+
+#define VRSS_KNOB_ATTR(_name, _knob)					\
+	struct vrss_knob_attr vrss_attr_##_name = {			\
+		__ATTR(_name, 0644, vrss_knob_show, vrss_knob_store),	\
+		_knob,							\
+	}
+
+static VRSS_KNOB_ATTR(threshold, VRSS_KNOB_THRESHOLD);
+static VRSS_KNOB_ATTR(hysteresis, VRSS_KNOB_HYSTERESIS);
+static VRSS_KNOB_ATTR(interval_ms, VRSS_KNOB_INTERVAL_MS);
+
+/* The width in effect: 1 unless rxhash is on. */
+static unsigned int vrss_width(struct vrss_dev *vd)
+{
+	const struct vrss_steer *steer;
+	unsigned int width = 1;
+
+	if (!(vd->dev->features & NETIF_F_RXHASH))
+		return 1;
+	rcu_read_lock();
+	steer = rcu_dereference(vd->steer);
+	if (steer)
+		width = steer->width;
+	rcu_read_unlock();
+	return width;
+}
+
+static ssize_t state_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+
+	if (!(vd->dev->features & NETIF_F_RXHASH))
+		return sysfs_emit(buf, "off\n");
+	return sysfs_emit(buf, "%s\n", vrss_width(vd) > 1 ? "spread" : "single");
+}
+static DEVICE_ATTR_RO(state);
+
+static ssize_t width_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%u\n", vrss_width(vrss_of(d)));
+}
+static DEVICE_ATTR_RO(width);
+
+/* The smoothed busy percent of the primary queue's CPU; 0 when not sampled. */
+static ssize_t primary_load_show(struct device *d,
+				 struct device_attribute *attr, char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	unsigned int load = 0;
+
+	mutex_lock(&vd->steer_lock);
+	if (vd->load_running)
+		load = vrss_policy_load(vd->policy, 0);
+	mutex_unlock(&vd->steer_lock);
+	return sysfs_emit(buf, "%u\n", load);
+}
+static DEVICE_ATTR_RO(primary_load);
+
+static ssize_t lower_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	ssize_t ret;
+
+	/* The lower outlives vrss0, but is renamed under RTNL. */
+	if (!rtnl_trylock())
+		return restart_syscall();
+	ret = sysfs_emit(buf, "%s\n", vd->lower->name);
+	rtnl_unlock();
+	return ret;
+}
+static DEVICE_ATTR_RO(lower);
+
+static struct attribute *vrss_sysfs_attrs[] = {
+	&vrss_attr_threshold.attr.attr,
+	&vrss_attr_hysteresis.attr.attr,
+	&vrss_attr_interval_ms.attr.attr,
+	&dev_attr_state.attr,
+	&dev_attr_width.attr,
+	&dev_attr_primary_load.attr,
+	&dev_attr_lower.attr,
+	NULL,
+};
+
+const struct attribute_group vrss_sysfs_group = {
+	.name = "vrss",
+	.attrs = vrss_sysfs_attrs,
+};
