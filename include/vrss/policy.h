@@ -5,15 +5,22 @@
  * shared by the module and the host-side unit tests, which drive it with
  * synthetic load traces.
  *
+ * Each sample says, per CPU, how busy it was in all (busy) and how much of
+ * that was receive work, i.e. softirq time (net), in percent of the
+ * interval.
+ *
  * Width 1 is SINGLE: every bucket on the primary queue, so below the
  * threshold vrss costs what the lower device costs.  The policy spreads
- * (width 2 and up, one queue at a time) while the mean load of the CPUs in
- * use is at or above the threshold for VRSS_POLICY_GROW_HOLD intervals in a
- * row, and shrinks, straight to the smallest width that would keep the
- * CPUs below threshold - hysteresis, once that has held for
- * VRSS_POLICY_SHRINK_HOLD intervals.  Spreading divides the work without
- * changing its sum, so a load that made the policy spread cannot make it
- * shrink again: at steady load the width does not flap.
+ * (width 2 and up, one queue at a time) while the mean busy load of the
+ * CPUs in use is at or above the threshold for VRSS_POLICY_GROW_HOLD
+ * intervals in a row.  It shrinks, straight to the smallest width w that
+ * would keep the CPUs below threshold - hysteresis, once that has held for
+ * VRSS_POLICY_SHRINK_HOLD intervals.  What w CPUs would carry is their own
+ * busy load plus the receive work of the CPUs that would leave: only the
+ * receive work moves with the buckets, an application busy on a queue's
+ * CPU stays where it is.  Spreading moves work without changing its sum,
+ * so a load that made the policy spread cannot make it shrink again: at
+ * steady load the width does not flap.
  */
 #ifndef _VRSS_POLICY_H
 #define _VRSS_POLICY_H
@@ -34,19 +41,44 @@
 /* Smoothed loads are percent in fixed point, 8 fractional bits. */
 #define VRSS_LOAD_SHIFT			8
 
+/* The load of one queue's CPU over an interval, in percent. */
+struct vrss_load {
+	u32 busy;		/* not idle (nor waiting for I/O) */
+	u32 net;		/* of which softirq: the receive work */
+};
+
 struct vrss_policy {
 	unsigned int width;	/* queues in use for spreading, >= 1 */
 	unsigned int above;	/* intervals in a row at or above threshold */
 	unsigned int below;	/* intervals in a row a smaller width would do */
 	unsigned int nr;	/* entries of load[] */
-	u32 load[];		/* per queue, EWMA with weight 1/2 */
+	struct vrss_load load[]; /* per queue, fixed point, EWMA weight 1/2 */
 };
 
-/* The smoothed load of queue @i in whole percent, rounded. */
+static inline u32 vrss_policy_round(u32 fixed)
+{
+	return (fixed + (1u << (VRSS_LOAD_SHIFT - 1))) >> VRSS_LOAD_SHIFT;
+}
+
+/* The smoothed busy load of queue @i's CPU in whole percent, rounded. */
 static inline unsigned int vrss_policy_load(const struct vrss_policy *p,
 					    unsigned int i)
 {
-	return (p->load[i] + (1u << (VRSS_LOAD_SHIFT - 1))) >> VRSS_LOAD_SHIFT;
+	return vrss_policy_round(p->load[i].busy);
+}
+
+/* Its smoothed receive (softirq) load. */
+static inline unsigned int vrss_policy_net(const struct vrss_policy *p,
+					   unsigned int i)
+{
+	return vrss_policy_round(p->load[i].net);
+}
+
+static inline u32 vrss_policy_smooth(u32 old, u32 raw)
+{
+	if (raw > VRSS_PERCENT_MAX)
+		raw = VRSS_PERCENT_MAX;
+	return (old + (raw << VRSS_LOAD_SHIFT)) / 2;
 }
 
 /*
@@ -78,31 +110,35 @@ static inline unsigned int vrss_policy_reset(struct vrss_policy *p,
 {
 	unsigned int i;
 
-	for (i = 0; i < p->nr; i++)
-		p->load[i] = 0;
+	for (i = 0; i < p->nr; i++) {
+		p->load[i].busy = 0;
+		p->load[i].net = 0;
+	}
 	p->width = 1;
 	return vrss_policy_config(p, threshold, max);
 }
 
 /*
- * One interval.  @raw[i] is the busy percent (0-100) of queue i's CPU over
- * the interval, for the @max queues the indirection table can use, primary
- * first (max <= p->nr).  Returns the new width, within 1..max.
+ * One interval.  @raw[i] is the load of queue i's CPU over the interval,
+ * for the @max queues the indirection table can use, primary first
+ * (max <= p->nr).  Returns the new width, within 1..max.
  */
 static inline unsigned int vrss_policy_step(struct vrss_policy *p,
 					    unsigned int threshold,
 					    unsigned int hysteresis,
-					    const u32 *raw, unsigned int max)
+					    const struct vrss_load *raw,
+					    unsigned int max)
 {
-	u32 raw_sum = 0, sum = 0, low, w;
-	unsigned int i, width;
+	u32 raw_sum = 0, sum = 0, low, kept, moved;
+	unsigned int i, w, width;
 
 	if (max > p->nr)
 		max = p->nr;
 	for (i = 0; i < max; i++) {
-		u32 r = raw[i] > VRSS_PERCENT_MAX ? VRSS_PERCENT_MAX : raw[i];
+		u32 net = raw[i].net < raw[i].busy ? raw[i].net : raw[i].busy;
 
-		p->load[i] = (p->load[i] + (r << VRSS_LOAD_SHIFT)) / 2;
+		p->load[i].busy = vrss_policy_smooth(p->load[i].busy, raw[i].busy);
+		p->load[i].net = vrss_policy_smooth(p->load[i].net, net);
 	}
 
 	if (threshold == 0 || threshold >= VRSS_PERCENT_MAX || max <= 1)
@@ -115,8 +151,8 @@ static inline unsigned int vrss_policy_step(struct vrss_policy *p,
 	width = p->width;
 
 	for (i = 0; i < width; i++) {
-		raw_sum += raw[i] > VRSS_PERCENT_MAX ? VRSS_PERCENT_MAX : raw[i];
-		sum += p->load[i];
+		raw_sum += raw[i].busy > VRSS_PERCENT_MAX ? VRSS_PERCENT_MAX : raw[i].busy;
+		sum += p->load[i].busy;
 	}
 
 	/* Above: the raw or the smoothed mean reaches the threshold. */
@@ -131,15 +167,27 @@ static inline unsigned int vrss_policy_step(struct vrss_policy *p,
 	}
 	p->above = 0;
 
-	/* Below: the fewest queues whose CPUs would stay under threshold - hysteresis. */
+	/*
+	 * Below: the fewest queues whose CPUs, with the receive work of the
+	 * ones that would leave, would stay under threshold - hysteresis.
+	 */
 	if (threshold <= hysteresis) {
 		p->below = 0;
 		return width;
 	}
 	low = (threshold - hysteresis) << VRSS_LOAD_SHIFT;
-	for (w = 1; w < width; w++)
-		if (sum < low * w)
+	for (w = 1; w < width; w++) {
+		kept = 0;
+		moved = 0;
+		for (i = 0; i < width; i++) {
+			if (i < w)
+				kept += p->load[i].busy;
+			else
+				moved += p->load[i].net;
+		}
+		if (kept + moved < low * w)
 			break;
+	}
 	if (w == width) {
 		p->below = 0;
 		return width;

@@ -2,8 +2,9 @@
 /*
  * Host unit tests of include/vrss/policy.h, driven by synthetic load
  * traces.  A small model stands for the guest: the receive work W (in
- * percent of one CPU) is split evenly over the queues in use, each CPU
- * also carries some background load, and nothing can be busier than 100 %.
+ * percent of one CPU, softirq time) is split evenly over the queues in
+ * use, each CPU also carries some background load (applications), and
+ * nothing can be busier than 100 %.
  */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -19,7 +20,7 @@
 struct sim {
 	struct vrss_policy *p;
 	unsigned int threshold, hysteresis, max;
-	u32 raw[MAXQ];
+	struct vrss_load raw[MAXQ];
 	unsigned int changes;
 	u64 rng;
 };
@@ -37,7 +38,7 @@ static void sim_init(struct sim *s, unsigned int threshold,
 		     unsigned int hysteresis, unsigned int max)
 {
 	memset(s, 0, sizeof(*s));
-	s->p = calloc(1, sizeof(*s->p) + MAXQ * sizeof(u32));
+	s->p = calloc(1, sizeof(*s->p) + MAXQ * sizeof(s->p->load[0]));
 	assert_non_null(s->p);
 	s->p->nr = MAXQ;
 	s->threshold = threshold;
@@ -51,6 +52,12 @@ static void sim_init(struct sim *s, unsigned int threshold,
 static void sim_free(struct sim *s)
 {
 	free(s->p);
+}
+
+static void load(struct sim *s, unsigned int i, u32 busy, u32 net)
+{
+	s->raw[i].busy = busy;
+	s->raw[i].net = net;
 }
 
 /* One interval with raw loads already in s->raw; returns the width. */
@@ -73,11 +80,12 @@ static unsigned int sim_step(struct sim *s, unsigned int work,
 	unsigned int i, width = s->p->width;
 
 	for (i = 0; i < s->max; i++) {
-		int l = background + (i < width ? work / width : 0);
+		int net = i < width ? work / width : 0, l = background + net;
 
 		if (noise)
 			l += (int)(sim_rand(s) % (2 * noise + 1)) - (int)noise;
-		s->raw[i] = l < 0 ? 0 : l > 100 ? 100 : l;
+		s->raw[i].busy = l < 0 ? 0 : l > 100 ? 100 : l;
+		s->raw[i].net = net > 100 ? 100 : net;
 	}
 	return sim_step_raw(s);
 }
@@ -235,27 +243,55 @@ static void test_hog_on_primary(void **state)
 	(void)state;
 	sim_init(&s, 80, 20, 2);
 	for (i = 0; i < 20; i++) {
-		s.raw[0] = 10;
-		s.raw[1] = 5;
+		load(&s, 0, 10, 10);
+		load(&s, 1, 5, 0);
 		assert_int_equal(sim_step_raw(&s), 1);
 	}
 	for (t = 0; t < 2 && s.p->width == 1; t++) {
-		s.raw[0] = 100;
-		s.raw[1] = 5;
+		load(&s, 0, 100, 10);
+		load(&s, 1, 5, 0);
 		sim_step_raw(&s);
 	}
 	assert_int_equal(s.p->width, 2);
 	for (i = 0; i < 500; i++) {
-		s.raw[0] = 100;
-		s.raw[1] = 8;
+		load(&s, 0, 100, 5);
+		load(&s, 1, 8, 5);
 		assert_int_equal(sim_step_raw(&s), 2);
 	}
 	for (t = 0; t < 10 && s.p->width > 1; t++) {
-		s.raw[0] = 5;
-		s.raw[1] = 5;
+		load(&s, 0, 5, 3);
+		load(&s, 1, 5, 3);
 		sim_step_raw(&s);
 	}
 	assert_int_equal(s.p->width, 1);
+	sim_free(&s);
+}
+
+/*
+ * An application keeps queue 1's CPU busy: when the receive work is gone,
+ * the width still contracts, since only receive work moves with buckets.
+ * Receive work that would not fit on fewer CPUs keeps them.
+ */
+static void test_only_receive_work_moves(void **state)
+{
+	struct sim s;
+	unsigned int i, t;
+
+	(void)state;
+	sim_init(&s, 80, 20, 2);
+	assert_int_equal(vrss_policy_config(s.p, 0, 2), 2);
+	for (i = 0; i < 50; i++) {
+		load(&s, 0, 50, 45);
+		load(&s, 1, 50, 45);
+		assert_int_equal(sim_step_raw(&s), 2);
+	}
+	for (t = 0; t < 10 && s.p->width > 1; t++) {
+		load(&s, 0, 5, 2);
+		load(&s, 1, 85, 2);
+		sim_step_raw(&s);
+	}
+	assert_int_equal(s.p->width, 1);
+	assert_in_range(t, VRSS_POLICY_SHRINK_HOLD, VRSS_POLICY_SHRINK_HOLD + 3);
 	sim_free(&s);
 }
 
@@ -328,11 +364,15 @@ static void test_random_traces_in_range(void **state)
 			if (sim_rand(&s) % 2)
 				vrss_policy_config(s.p, s.threshold, s.max);
 		}
-		for (j = 0; j < MAXQ; j++)
-			s.raw[j] = sim_rand(&s) % 250;
+		for (j = 0; j < MAXQ; j++) {
+			s.raw[j].busy = sim_rand(&s) % 250;
+			s.raw[j].net = sim_rand(&s) % 250;
+		}
 		sim_step_raw(&s);
 		for (j = 0; j < MAXQ; j++)
 			assert_in_range(vrss_policy_load(s.p, j), 0, 100);
+		for (j = 0; j < MAXQ; j++)
+			assert_true(vrss_policy_net(s.p, j) <= vrss_policy_load(s.p, j));
 	}
 	sim_free(&s);
 }
@@ -346,13 +386,16 @@ static void test_smoothing(void **state)
 	(void)state;
 	sim_init(&s, 100, 20, 2);
 	for (i = 0; i < 30; i++) {
-		s.raw[0] = 63;
-		s.raw[1] = 7;
+		load(&s, 0, 63, 40);
+		load(&s, 1, 7, 90);
 		sim_step_raw(&s);
 	}
 	assert_int_equal(vrss_policy_load(s.p, 0), 63);
+	assert_int_equal(vrss_policy_net(s.p, 0), 40);
 	assert_int_equal(vrss_policy_load(s.p, 1), 7);
-	s.raw[0] = 0;
+	/* Receive work is part of the busy time, never more. */
+	assert_int_equal(vrss_policy_net(s.p, 1), 7);
+	s.raw[0].busy = 0;
 	sim_step_raw(&s);
 	assert_in_range(vrss_policy_load(s.p, 0), 31, 32);
 	sim_free(&s);
@@ -368,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_drop_returns_to_single),
 		cmocka_unit_test(test_shrinks_to_fewest_queues),
 		cmocka_unit_test(test_hog_on_primary),
+		cmocka_unit_test(test_only_receive_work_moves),
 		cmocka_unit_test(test_extremes),
 		cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_random_traces_in_range),

@@ -2,9 +2,10 @@
 /*
  * The load gate: while receive hashing is on and the device is up, a
  * delayed work samples every interval_ms how busy each queue's CPU was
- * (1 - (idle + iowait) / wall, the figures /proc/stat is made of) and feeds
- * the pure-C policy of include/vrss/policy.h, which answers how many queues
- * spread the flows.  Nothing is sampled while rxhash is off or the device
+ * (1 - (idle + iowait) / wall) and how much of that was softirq time, the
+ * receive work (the figures /proc/stat is made of), and feeds the pure-C
+ * policy of include/vrss/policy.h, which answers how many queues spread
+ * the flows.  Nothing is sampled while rxhash is off or the device
  * is down.  A new width rebuilds the table in effect (rss.c); the buckets
  * then follow in order (rx.c).
  *
@@ -80,40 +81,56 @@ module_param_cb(interval_ms, &vrss_param_ops,
 MODULE_PARM_DESC(interval_ms,
 		 "Load sampling interval in milliseconds: 10-10000 (default 100)");
 
-/* Idle plus iowait time of @cpu in microseconds, as /proc/stat counts it. */
-static u64 vrss_cpu_idle_us(int cpu)
+/*
+ * Idle plus iowait, and softirq time of @cpu in microseconds, as
+ * /proc/stat counts them.
+ */
+static void vrss_cpu_times(int cpu, u64 *idle_us, u64 *softirq_us)
 {
 	u64 idle = get_cpu_idle_time_us(cpu, NULL), iowait;
 	struct kernel_cpustat kcs;
 
+	kcpustat_cpu_fetch(&kcs, cpu);
+	*softirq_us = div_u64(kcs.cpustat[CPUTIME_SOFTIRQ], NSEC_PER_USEC);
 	if (idle != (u64)-1) {
 		iowait = get_cpu_iowait_time_us(cpu, NULL);
-		return idle + (iowait != (u64)-1 ? iowait : 0);
+		*idle_us = idle + (iowait != (u64)-1 ? iowait : 0);
+		return;
 	}
 	/* nohz off: the tick's accounting. */
-	kcpustat_cpu_fetch(&kcs, cpu);
-	return div_u64(kcs.cpustat[CPUTIME_IDLE] + kcs.cpustat[CPUTIME_IOWAIT],
-		       NSEC_PER_USEC);
+	*idle_us = div_u64(kcs.cpustat[CPUTIME_IDLE] +
+			   kcs.cpustat[CPUTIME_IOWAIT], NSEC_PER_USEC);
 }
 
-/* Busy percent of @q's CPU since the last sample (0 if it moved since). */
-static u32 vrss_load_sample(struct vrss_queue *q, u64 now)
+static u32 vrss_percent(u64 part, u64 whole)
+{
+	if (part >= whole)
+		return VRSS_PERCENT_MAX;
+	return div64_u64(part * VRSS_PERCENT_MAX, whole);
+}
+
+/* @q's CPU since the last sample (nothing if it moved meanwhile). */
+static void vrss_load_sample(struct vrss_queue *q, u64 now,
+			     struct vrss_load *load)
 {
 	int cpu = READ_ONCE(q->cpu);
-	u64 idle = vrss_cpu_idle_us(cpu), didle, dwall;
-	u32 busy = 0;
+	u64 idle, softirq;
 
+	vrss_cpu_times(cpu, &idle, &softirq);
+	load->busy = 0;
+	load->net = 0;
 	if (cpu == q->sampled_cpu && now > q->wall_us) {
-		dwall = now - q->wall_us;
-		didle = idle > q->idle_us ? idle - q->idle_us : 0;
-		if (didle < dwall)
-			busy = VRSS_PERCENT_MAX -
-			       div64_u64(didle * VRSS_PERCENT_MAX, dwall);
+		load->busy = VRSS_PERCENT_MAX -
+			     vrss_percent(idle > q->idle_us ? idle - q->idle_us : 0,
+					  now - q->wall_us);
+		load->net = vrss_percent(softirq > q->softirq_us ?
+					 softirq - q->softirq_us : 0,
+					 now - q->wall_us);
 	}
 	q->sampled_cpu = cpu;
 	q->idle_us = idle;
+	q->softirq_us = softirq;
 	q->wall_us = now;
-	return busy;
 }
 
 static void vrss_load_sample_all(struct vrss_dev *vd)
@@ -122,7 +139,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	unsigned int i;
 
 	for (i = 0; i < vd->policy->nr; i++)
-		vd->load_raw[i] = vrss_load_sample(&vd->queues[i], now);
+		vrss_load_sample(&vd->queues[i], now, &vd->load_raw[i]);
 }
 
 /* Under steer_lock: put the policy's width into effect. */
@@ -164,8 +181,8 @@ static void vrss_load_work(struct work_struct *work)
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
 				 vrss_rss_max_width(vd));
-	trace_vrss_load_sample(vd->dev, width, vd->load_raw[0],
-			       vrss_policy_load(p, 0));
+	trace_vrss_load_sample(vd->dev, width, vd->load_raw[0].busy,
+			       vd->load_raw[0].net, vrss_policy_load(p, 0));
 	vrss_load_apply(vd, width);
 	queue_delayed_work(system_wq, &vd->load_work, vrss_load_interval(vd));
 out:

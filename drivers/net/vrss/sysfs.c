@@ -2,7 +2,9 @@
 /*
  * /sys/class/net/<dev>/vrss/: the load knobs (threshold, hysteresis,
  * interval_ms; read-write, an invalid write is -EINVAL and changes
- * nothing) and the gate's status (state, width, primary_load, lower).
+ * nothing) and the gate's status (state, width, primary_load, lower, and
+ * effective_indir: the table in effect at the current width, where
+ * `ethtool -x` shows the user's).
  */
 #include <linux/device.h>
 #include <linux/netdevice.h>
@@ -119,6 +121,24 @@ static ssize_t lower_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(lower);
 
+static ssize_t effective_indir_show(struct device *d,
+				    struct device_attribute *attr, char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	const struct vrss_steer *steer;
+	ssize_t len = 0;
+	unsigned int i;
+
+	rcu_read_lock();
+	steer = rcu_dereference(vd->steer);
+	for (i = 0; steer && i < VRSS_INDIR_SIZE; i++)
+		len += sysfs_emit_at(buf, len, "%u%c", steer->queue[i],
+				     i + 1 < VRSS_INDIR_SIZE ? ' ' : '\n');
+	rcu_read_unlock();
+	return len;
+}
+static DEVICE_ATTR_RO(effective_indir);
+
 static struct attribute *vrss_sysfs_attrs[] = {
 	&vrss_attr_threshold.attr.attr,
 	&vrss_attr_hysteresis.attr.attr,
@@ -127,6 +147,7 @@ static struct attribute *vrss_sysfs_attrs[] = {
 	&dev_attr_width.attr,
 	&dev_attr_primary_load.attr,
 	&dev_attr_lower.attr,
+	&dev_attr_effective_indir.attr,
 	NULL,
 };
 

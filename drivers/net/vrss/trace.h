@@ -15,18 +15,21 @@
 
 TRACE_EVENT(vrss_load_sample,
 	    TP_PROTO(const struct net_device *dev, unsigned int width,
-		     unsigned int raw, unsigned int load),
-	    TP_ARGS(dev, width, raw, load),
+		     unsigned int busy, unsigned int net, unsigned int load),
+	    TP_ARGS(dev, width, busy, net, load),
 	    TP_STRUCT__entry(__array(char, name, IFNAMSIZ)
 			     __field(unsigned int, width)
-			     __field(unsigned int, raw)
+			     __field(unsigned int, busy)
+			     __field(unsigned int, net)
 			     __field(unsigned int, load)),
 	    TP_fast_assign(strscpy(__entry->name, dev->name, IFNAMSIZ);
 			   __entry->width = width;
-			   __entry->raw = raw;
+			   __entry->busy = busy;
+			   __entry->net = net;
 			   __entry->load = load;),
-	    TP_printk("dev=%s width=%u primary_raw=%u primary_load=%u",
-		      __entry->name, __entry->width, __entry->raw, __entry->load)
+	    TP_printk("dev=%s width=%u primary_busy=%u primary_softirq=%u primary_load=%u",
+		      __entry->name, __entry->width, __entry->busy,
+		      __entry->net, __entry->load)
 );
 
 TRACE_EVENT(vrss_width_change,

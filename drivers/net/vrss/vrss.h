@@ -66,6 +66,7 @@ struct vrss_queue {
 
 	/* Load sampling of the queue's CPU (policy.c), at the last sample. */
 	u64 idle_us;
+	u64 softirq_us;
 	u64 wall_us;
 	int sampled_cpu;
 } ____cacheline_aligned_in_smp;
@@ -130,7 +131,7 @@ struct vrss_dev {
 	bool load_running;		/* rxhash on and the device up */
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
-	u32 *load_raw;			/* one sample of every queue's CPU */
+	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
 
 	bool hash_ports[VRSS_FLOW_MAX];
 	struct pcpu_sw_netstats __percpu *tx_stats;

@@ -182,22 +182,24 @@ vrss_send_and_count() {
 	done
 }
 
-# vrss_check_steering NAME SRC DST [--no-ports] [--frags K SIZE]: 32 UDP
-# flows of 10 datagrams each from SRC in the peer to DST on vrss0 land on
-# exactly the queues an independent Toeplitz over vrss0's key and table
-# (ethtool -x) predicts.  --no-ports: predict from the addresses only.
-# --frags: SIZE-byte datagrams, K fragments each.
+# vrss_check_steering NAME SRC DST [--no-ports] [--effective]
+# [--frags K SIZE]: 32 UDP flows of 10 datagrams each from SRC in the peer
+# to DST on vrss0 land on exactly the queues an independent Toeplitz over
+# vrss0's key and table (ethtool -x) predicts.  --no-ports: predict from the
+# addresses only.  --effective: with the table in effect at the current
+# width (sysfs).  --frags: SIZE-byte datagrams, K fragments each.
 vrss_check_steering() {
-	local name=$1 src=$2 dst=$3 ports= size=4 mult=1 want before got
+	local name=$1 src=$2 dst=$3 ports= eff= size=4 mult=1 want before got
 	shift 3
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--no-ports) ports=--no-ports; shift ;;
+		--effective) eff=--effective; shift ;;
 		--frags) mult=$2; size=$3; shift 3 ;;
 		*) echo "vrss_check_steering: bad argument $1" >&2; return 1 ;;
 		esac
 	done
-	want=$("$VRSS_DIR/vrss_udp.py" predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports) ||
+	want=$("$VRSS_DIR/vrss_udp.py" predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports $eff) ||
 		{ ktap_result "$name" 1; return; }
 	before=$(vrss_queue_packets vrss0)
 	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send "$dst" 32 10 $size
@@ -207,4 +209,50 @@ vrss_check_steering() {
 	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
 	echo "# per-queue packets: predicted $want, got $got"
 	ktap_result "$name" "$([ "$want" = "$got" ]; echo $?)"
+}
+
+# vrss_sys FILE: a file of /sys/class/net/vrss0/vrss/.
+vrss_sys() {
+	cat "/sys/class/net/vrss0/vrss/$1"
+}
+
+# vrss_sys_set FILE VALUE: echo it there; the write's status is the result.
+vrss_sys_set() {
+	echo "$2" > "/sys/class/net/vrss0/vrss/$1"
+}
+
+# vrss_wait_state STATE TIMEOUT_MS: poll vrss0's state every 10 ms; prints
+# the milliseconds it took, fails on timeout.
+vrss_wait_state() {
+	local want=$1 limit=$2 start now
+	start=$(date +%s%3N)
+	while :; do
+		now=$(date +%s%3N)
+		[ "$(vrss_sys state)" = "$want" ] && { echo $((now - start)); return 0; }
+		[ $((now - start)) -lt "$limit" ] || { echo $((now - start)); return 1; }
+		sleep 0.01
+	done
+}
+
+VRSS_TRACING=/sys/kernel/tracing
+
+# vrss_trace_on EVENT...: enable vrss:EVENT tracepoints, empty the buffer.
+vrss_trace_on() {
+	local e
+	[ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING || return 1
+	for e in "$@"; do
+		echo 1 > "$VRSS_TRACING/events/vrss/$e/enable" || return 1
+	done
+	echo > $VRSS_TRACING/trace
+}
+
+vrss_trace_off() {
+	echo 0 > $VRSS_TRACING/events/vrss/enable 2>/dev/null
+	echo > $VRSS_TRACING/trace 2>/dev/null
+}
+
+# vrss_trace_count EVENT: how many EVENTs the buffer holds; empties it.
+vrss_trace_count() {
+	grep -c " $1: " $VRSS_TRACING/trace
+	echo > $VRSS_TRACING/trace
 }

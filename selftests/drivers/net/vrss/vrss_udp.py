@@ -9,6 +9,17 @@
   vrss_udp.py send DST FLOWS PER_FLOW SIZE [SPORT]
       The same with SIZE-byte payloads (over the MTU: IP fragments), and
       source ports from SPORT on (several senders at once).
+  vrss_udp.py pace DST FLOWS PER_FLOW GAP
+      Light traffic: the same flows, one datagram per flow every GAP
+      seconds.
+  vrss_udp.py seqsend DST FLOWS COUNT
+      COUNT datagrams round robin over FLOWS flows (source port 20000+f,
+      all to port 7000), each carrying its flow and its sequence number
+      in that flow.
+  vrss_udp.py seqrecv ADDR FLOWS COUNT
+      Receives what seqsend sends on ADDR port 7000 until COUNT arrived or
+      the senders are quiet for 2 s; prints "received R reordered O" with
+      O the datagrams that came after a later one of their flow.
   vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
       COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
       of payload, through a packet socket on IFACE.
@@ -22,11 +33,12 @@
       PEER_NETNS, and checks that each socket received all its datagrams
       and that SO_INCOMING_CPU (where the stack processed them) is the CPU
       of the queue table[hash % 128] names (queue i on CPU i % online CPUs).
-  vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports]
+  vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports] [--effective]
       The per-queue packet counts those flows must give on DEV, from the
       key and table `ethtool -x DEV` shows: an independent Toeplitz
       implementation (bit by bit, as Microsoft's verification text defines
-      it), not the module's.
+      it), not the module's.  --effective takes the table in effect at the
+      load policy's width (sysfs vrss/effective_indir) instead.
 """
 import ctypes
 import ipaddress
@@ -52,6 +64,55 @@ def send(dst, flows, per_flow, size=4, sport=SPORT):
     for _ in range(per_flow):
         for f, s in enumerate(socks):
             s.sendto(payload, (dst, DPORT + f))
+
+
+def pace(dst, flows, per_flow, gap):
+    socks = []
+    for f in range(flows):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("0.0.0.0", SPORT + f))
+        socks.append(s)
+    for _ in range(per_flow):
+        for f, s in enumerate(socks):
+            s.sendto(b"v" * 4, (dst, DPORT + f))
+            time.sleep(gap)
+
+
+SEQ = struct.Struct("!II")
+
+
+def seqsend(dst, flows, count):
+    socks = []
+    for f in range(flows):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("0.0.0.0", SPORT + f))
+        s.connect((dst, DPORT))
+        socks.append(s)
+    for i in range(count):
+        f = i % flows
+        socks[f].send(SEQ.pack(f, i // flows))
+
+
+def seqrecv(addr, flows, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
+    s.bind((addr, DPORT))
+    s.settimeout(2)
+    print("ready", flush=True)
+    last = [-1] * flows
+    received = reordered = 0
+    while received < count:
+        try:
+            data = s.recv(64)
+        except socket.timeout:
+            break
+        f, seq = SEQ.unpack(data[:SEQ.size])
+        received += 1
+        if seq < last[f]:
+            reordered += 1
+        else:
+            last[f] = seq
+    print(f"received {received} reordered {reordered}")
 
 
 def raw(iface, dstmac, ethertype, length, count):
@@ -100,8 +161,11 @@ def flow_input(src, dst, f, ports=True):
     return data
 
 
-def predict(src, dst, flows, per_flow, dev, ports):
+def predict(src, dst, flows, per_flow, dev, ports, effective=False):
     key, table = rxfh(dev)
+    if effective:
+        with open(f"/sys/class/net/{dev}/vrss/effective_indir") as f:
+            table = [int(x) for x in f.read().split()]
     counts = [0] * (max(table) + 1)
     for f in range(flows):
         counts[table[toeplitz(key, flow_input(src, dst, f, ports)) & 127]] += per_flow
@@ -200,6 +264,12 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "send":
         send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:5]])
+    elif cmd == "pace":
+        pace(args[0], int(args[1]), int(args[2]), float(args[3]))
+    elif cmd == "seqsend":
+        seqsend(args[0], int(args[1]), int(args[2]))
+    elif cmd == "seqrecv":
+        seqrecv(args[0], int(args[1]), int(args[2]))
     elif cmd == "raw":
         raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "hashcheck":
@@ -208,7 +278,7 @@ def main():
         cpucheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     elif cmd == "predict":
         predict(args[0], args[1], int(args[2]), int(args[3]), args[4],
-                "--no-ports" not in args)
+                "--no-ports" not in args, "--effective" in args)
     else:
         sys.exit(__doc__)
 
