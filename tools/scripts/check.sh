@@ -42,7 +42,7 @@ while read -r series kver; do
 		make -s -C selftests/drivers/net/vrss run_tests
 	# The steering tests again with 4 queues on 4 vCPUs.
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
-		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh"
+		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh gate.sh reorder.sh"
 done < <(tools/scripts/kernels.sh)
 
 echo

@@ -12,14 +12,21 @@
   vrss_udp.py pace DST FLOWS PER_FLOW GAP
       Light traffic: the same flows, one datagram per flow every GAP
       seconds.
-  vrss_udp.py seqsend DST FLOWS COUNT
+  vrss_udp.py seqsend DST FLOWS COUNT [BURST]
       COUNT datagrams round robin over FLOWS flows (source port 20000+f,
       all to port 7000), each carrying its flow and its sequence number
-      in that flow.
+      in that flow.  With BURST, BURST datagrams of a flow per system call
+      (UDP GSO, segmented before the wire when the device has GSO off): a
+      burst reaches the receive side back to back.
   vrss_udp.py seqrecv ADDR FLOWS COUNT
       Receives what seqsend sends on ADDR port 7000 until COUNT arrived or
       the senders are quiet for 2 s; prints "received R reordered O" with
       O the datagrams that came after a later one of their flow.
+  vrss_udp.py flip DEV QUEUES STOPFILE
+      Until STOPFILE exists: DEV's threshold alternately 0 and 100 every
+      2 ms, and every 25 flips `ethtool -L DEV rx` alternately QUEUES - 1
+      and QUEUES; then threshold 80 and QUEUES queues again.  Prints the
+      number of flips and of queue count changes.
   vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
       COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
       of payload, through a packet socket on IFACE.
@@ -81,23 +88,33 @@ def pace(dst, flows, per_flow, gap):
 SEQ = struct.Struct("!II")
 
 
-def seqsend(dst, flows, count):
+SOL_UDP, UDP_SEGMENT = 17, 103
+
+
+def seqsend(dst, flows, count, burst=1):
     socks = []
     for f in range(flows):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("0.0.0.0", SPORT + f))
         s.connect((dst, DPORT))
+        if burst > 1:
+            s.setsockopt(SOL_UDP, UDP_SEGMENT, SEQ.size)
         socks.append(s)
-    for i in range(count):
-        f = i % flows
-        socks[f].send(SEQ.pack(f, i // flows))
+    seq = [0] * flows
+    sent = 0
+    while sent < count:
+        f = (sent // burst) % flows
+        n = min(burst, count - sent)
+        socks[f].send(b"".join(SEQ.pack(f, seq[f] + k) for k in range(n)))
+        seq[f] += n
+        sent += n
 
 
 def seqrecv(addr, flows, count):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
     s.bind((addr, DPORT))
-    s.settimeout(2)
+    s.settimeout(60)
     print("ready", flush=True)
     last = [-1] * flows
     received = reordered = 0
@@ -107,12 +124,33 @@ def seqrecv(addr, flows, count):
         except socket.timeout:
             break
         f, seq = SEQ.unpack(data[:SEQ.size])
+        s.settimeout(2)
         received += 1
         if seq < last[f]:
             reordered += 1
         else:
             last[f] = seq
     print(f"received {received} reordered {reordered}")
+
+
+def flip(dev, queues, stopfile):
+    path = f"/sys/class/net/{dev}/vrss/threshold"
+    flips = changes = 0
+    channels = queues
+    with open(path, "w") as f:
+        while not os.path.exists(stopfile):
+            f.write("0\n" if flips % 2 == 0 else "100\n")
+            f.flush()
+            flips += 1
+            time.sleep(0.002)
+            if flips % 25 == 0:
+                channels = queues - 1 if channels == queues else queues
+                subprocess.run(["ethtool", "-L", dev, "rx", str(channels)],
+                               check=True)
+                changes += 1
+        f.write("80\n")
+    subprocess.run(["ethtool", "-L", dev, "rx", str(queues)], check=True)
+    print(f"flips {flips} channels {changes}")
 
 
 def raw(iface, dstmac, ethertype, length, count):
@@ -267,9 +305,11 @@ def main():
     elif cmd == "pace":
         pace(args[0], int(args[1]), int(args[2]), float(args[3]))
     elif cmd == "seqsend":
-        seqsend(args[0], int(args[1]), int(args[2]))
+        seqsend(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]])
     elif cmd == "seqrecv":
         seqrecv(args[0], int(args[1]), int(args[2]))
+    elif cmd == "flip":
+        flip(args[0], int(args[1]), args[2])
     elif cmd == "raw":
         raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "hashcheck":
