@@ -76,8 +76,8 @@ hog_stop() {
 reaction() {
 	awk -v dir="$1" -v thr=80 '
 	/ vrss_load_sample: / {
-		match($0, /width=[0-9]+/); w = substr($0, RSTART + 6, RLENGTH - 6)
-		match($0, /primary_busy=[0-9]+/); b = substr($0, RSTART + 13, RLENGTH - 13)
+		match($0, /width=[0-9]+/); w = substr($0, RSTART + 6, RLENGTH - 6) + 0
+		match($0, /primary_busy=[0-9]+/); b = substr($0, RSTART + 13, RLENGTH - 13) + 0
 		if (!n && (dir == "up" ? b >= thr : b < thr)) n = 0.5
 		if (n) n = int(n) + 1
 		if (n && (dir == "up" ? w >= 2 : w == 1)) { print n; exit }

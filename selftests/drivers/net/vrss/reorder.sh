@@ -3,7 +3,7 @@
 #
 # In-order bucket moves (SPEC section 6): a bucket changes queue only once
 # its old queue has handed the stack every frame it holds for it.  16 UDP
-# flows carry sequence numbers from the peer, in bursts of 32 back-to-back
+# flows carry sequence numbers from the peer, in bursts of 64 back-to-back
 # datagrams (UDP GSO, segmented before veth1) so that queues hold frames
 # when their buckets move, while the width is forced up
 # and down hundreds of times (threshold flipped between 0 and 100 every
@@ -77,7 +77,7 @@ taskset -c $last "$VRSS_DIR/vrss_udp.py" flip vrss0 "$nq" "$tmp/stop" > "$tmp/fl
 flipper=$!
 sleep 0.2
 start=$(date +%s%3N)
-ip netns exec $VRSS_PEER taskset -c "$cpu0" "$VRSS_DIR/vrss_udp.py" seqsend $VRSS_IP $FLOWS $COUNT 32
+ip netns exec $VRSS_PEER taskset -c "$cpu0" "$VRSS_DIR/vrss_udp.py" seqsend $VRSS_IP $FLOWS $COUNT 64
 sent_ms=$(($(date +%s%3N) - start))
 sleep 0.5
 touch "$tmp/stop"

@@ -24,9 +24,9 @@
       O the datagrams that came after a later one of their flow.
   vrss_udp.py flip DEV QUEUES STOPFILE
       Until STOPFILE exists: DEV's threshold alternately 0 and 100 every
-      2 ms, and every 25 flips `ethtool -L DEV rx` alternately QUEUES - 1
-      and QUEUES; then threshold 80 and QUEUES queues again.  Prints the
-      number of flips and of queue count changes.
+      millisecond, and every 50 flips `ethtool -L DEV rx QUEUES - 1` for 6
+      flips; then threshold 80 and QUEUES queues again.  Prints the number
+      of flips and of queue count changes.
   vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
       COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
       of payload, through a packet socket on IFACE.
@@ -136,18 +136,22 @@ def seqrecv(addr, flows, count):
 def flip(dev, queues, stopfile):
     path = f"/sys/class/net/{dev}/vrss/threshold"
     flips = changes = 0
-    channels = queues
+
+    def channels(n):
+        nonlocal changes
+        subprocess.run(["ethtool", "-L", dev, "rx", str(n)], check=True)
+        changes += 1
+
     with open(path, "w") as f:
         while not os.path.exists(stopfile):
             f.write("0\n" if flips % 2 == 0 else "100\n")
             f.flush()
             flips += 1
-            time.sleep(0.002)
-            if flips % 25 == 0:
-                channels = queues - 1 if channels == queues else queues
-                subprocess.run(["ethtool", "-L", dev, "rx", str(channels)],
-                               check=True)
-                changes += 1
+            time.sleep(0.001)
+            if flips % 50 == 0:
+                channels(queues - 1)
+            elif flips % 50 == 6:
+                channels(queues)
         f.write("80\n")
     subprocess.run(["ethtool", "-L", dev, "rx", str(queues)], check=True)
     print(f"flips {flips} channels {changes}")

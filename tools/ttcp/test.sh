@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vrss-ttcp on the host's loopback (KTAP): TCP and UDP, 3 streams for 2 s;
+# the JSON report must parse and add up (one rate per stream summing to the
+# total, one sample per second, one entry per CPU, packets counted).
+set -u
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+ttcp=$repo/build/tools/vrss-ttcp
+make -s -C "$repo" tools || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "TAP version 13"
+echo "1..2"
+n=0
+fail=0
+for mode in tcp udp; do
+	n=$((n + 1))
+	flag=
+	[ $mode = udp ] && flag=-u
+	port=$((20000 + RANDOM % 20000))
+	"$ttcp" -r $flag -m 3 -t 2 -W 1 -p $port --json > "$tmp/$mode.json" &
+	rx=$!
+	"$ttcp" -s 127.0.0.1 $flag -m 3 -t 3 -W 1 -p $port
+	wait $rx
+	if python3 - "$tmp/$mode.json" "$(nproc)" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ncpu = int(sys.argv[2])
+assert r["throughput_mbps"] > 0, r["throughput_mbps"]
+assert len(r["per_stream_mbps"]) == 3
+assert abs(sum(r["per_stream_mbps"]) - r["throughput_mbps"]) < 0.01 * r["throughput_mbps"] + 0.5
+assert len(r["samples"]) == 2, len(r["samples"])
+assert len(r["cpus"]) == ncpu, len(r["cpus"])
+assert sum(c["packets"] for c in r["cpus"]) == r["packets"] > 0
+for c in r["cpus"]:
+    assert 0 <= c["busy"] <= 100.5 and abs(c["busy"] + c["idle"] - 100) < 1.5, c
+print(f"# {r['mode']}: {r['throughput_mbps']:.0f} Mbit/s, {r['packets']} packets")
+PY
+	then
+		echo "ok $n $mode: 3 streams, report adds up"
+	else
+		echo "not ok $n $mode: 3 streams, report adds up"
+		fail=1
+	fi
+done
+exit $fail

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vrss-ttcp: a multi-stream, multi-threaded throughput tool in the spirit
+ * of ntttcp, for showing what receive spreading buys.  One thread per
+ * stream on both ends (Debian's iperf3 3.12 runs every stream on one
+ * thread, so it cannot show multi-vCPU receive gains).
+ *
+ *   vrss-ttcp -r [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-t SEC] [-W SEC] [--json]
+ *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u] [-p PORT] [-t SEC] [-l LEN]
+ *
+ * Stream i uses port PORT + i.  The receiver waits for every stream (TCP)
+ * or the first datagram (UDP), lets the warm-up pass, then measures for
+ * -t seconds and reports, for the whole machine it runs on: throughput
+ * (total and per stream), per-CPU utilisation (user, sys, softirq, idle
+ * from /proc/stat), NET_RX softirqs and packets processed per CPU
+ * (/proc/softirqs, /proc/net/softnet_stat), function-call IPIs per packet
+ * (/proc/interrupts CAL), TCP retransmits (/proc/net/snmp) and CPU cycles
+ * per byte, plus one sample per second, as text or JSON.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_STREAMS	256
+#define MAX_CPUS	256
+#define MAX_SAMPLES	3600
+#define BUF_SIZE	(256 * 1024)
+
+struct opts {
+	bool receiver;
+	const char *addr;
+	bool udp;
+	bool ipv6;
+	int port;
+	int streams;
+	int cpu;		/* -1: no pinning; -2: round robin ('*') */
+	int duration;
+	int warmup;
+	int len;
+	bool json;
+};
+
+static struct opts o = {
+	.port = 5001, .streams = 4, .cpu = -1, .duration = 10, .warmup = 2,
+	.len = 1400,
+};
+
+static atomic_bool stop;
+static atomic_int ready;
+
+struct stream {
+	pthread_t thread;
+	int index;
+	int fd;
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t msgs;
+};
+
+static struct stream streams[MAX_STREAMS];
+
+/* System counters at one instant. */
+struct cpu_times {
+	uint64_t user, nice, sys, idle, iowait, irq, softirq, steal;
+};
+
+struct snapshot {
+	double t;
+	int ncpu;
+	struct cpu_times cpu[MAX_CPUS];
+	uint64_t net_rx[MAX_CPUS];
+	uint64_t processed[MAX_CPUS];
+	uint64_t ipis[MAX_CPUS];
+	uint64_t retrans;
+	uint64_t bytes;
+};
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void pin(int index)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu;
+	cpu_set_t set;
+
+	if (o.cpu == -1)
+		return;
+	cpu = o.cpu == -2 ? index % ncpu : o.cpu;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* ---- reading /proc ---------------------------------------------------- */
+
+static void read_stat(struct snapshot *s)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+	int cpu;
+
+	if (!f)
+		die("/proc/stat");
+	s->ncpu = 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct cpu_times c = { 0 };
+
+		if (strncmp(line, "cpu", 3) || line[3] == ' ')
+			continue;
+		if (sscanf(line, "cpu%d %lu %lu %lu %lu %lu %lu %lu %lu", &cpu,
+			   &c.user, &c.nice, &c.sys, &c.idle, &c.iowait,
+			   &c.irq, &c.softirq, &c.steal) < 8 || cpu >= MAX_CPUS)
+			continue;
+		s->cpu[cpu] = c;
+		if (cpu + 1 > s->ncpu)
+			s->ncpu = cpu + 1;
+	}
+	fclose(f);
+}
+
+/* A row of per-CPU counts after a label, in /proc/softirqs or interrupts. */
+static void read_row(const char *path, const char *label, uint64_t *out)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *p, *end;
+	size_t cap = 0;
+	int i;
+
+	memset(out, 0, sizeof(uint64_t) * MAX_CPUS);
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, label, strlen(label)))
+			continue;
+		p += strlen(label);
+		for (i = 0; i < MAX_CPUS; i++) {
+			uint64_t v = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			out[i] = v;
+			p = end;
+		}
+		break;
+	}
+	free(line);
+	fclose(f);
+}
+
+static void read_softnet(uint64_t *out)
+{
+	FILE *f = fopen("/proc/net/softnet_stat", "r");
+	char line[512];
+	unsigned int processed, cpu_col = 0;
+	int i = 0, n;
+
+	memset(out, 0, sizeof(uint64_t) * MAX_CPUS);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && i < MAX_CPUS) {
+		if (sscanf(line, "%x", &processed) != 1)
+			continue;
+		/* Since 5.x the 13th column is the CPU; offline CPUs have no row. */
+		n = sscanf(line, "%*x %*x %*x %*x %*x %*x %*x %*x %*x %*x %*x %*x %x",
+			   &cpu_col);
+		out[n == 1 && cpu_col < MAX_CPUS ? cpu_col : (unsigned int)i] = processed;
+		i++;
+	}
+	fclose(f);
+}
+
+static uint64_t read_snmp(const char *proto, const char *field)
+{
+	FILE *f = fopen("/proc/net/snmp", "r");
+	char names[2048], values[2048], *n, *v, *sn, *sv;
+	uint64_t result = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		if (strncmp(names, proto, strlen(proto)))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		v = strtok_r(values, " \n", &sv);
+		while (n && v) {
+			if (!strcmp(n, field))
+				result = strtoull(v, NULL, 10);
+			n = strtok_r(NULL, " \n", &sn);
+			v = strtok_r(NULL, " \n", &sv);
+		}
+	}
+	fclose(f);
+	return result;
+}
+
+static uint64_t total_bytes(void)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < o.streams; i++)
+		sum += atomic_load_explicit(&streams[i].bytes, memory_order_relaxed);
+	return sum;
+}
+
+static void snap(struct snapshot *s)
+{
+	s->t = now();
+	s->bytes = total_bytes();
+	read_stat(s);
+	read_row("/proc/softirqs", "NET_RX:", s->net_rx);
+	read_row("/proc/interrupts", "CAL:", s->ipis);
+	read_softnet(s->processed);
+	s->retrans = read_snmp("Tcp:", "RetransSegs");
+}
+
+static uint64_t busy_of(const struct cpu_times *c)
+{
+	return c->user + c->nice + c->sys + c->irq + c->softirq + c->steal;
+}
+
+static uint64_t all_of(const struct cpu_times *c)
+{
+	return busy_of(c) + c->idle + c->iowait;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+static int make_addr(const char *host, int port, struct sockaddr_storage *ss,
+		     socklen_t *len)
+{
+	struct addrinfo hints = { .ai_family = o.ipv6 ? AF_INET6 : AF_UNSPEC },
+			*res;
+	char service[16];
+
+	hints.ai_socktype = o.udp ? SOCK_DGRAM : SOCK_STREAM;
+	hints.ai_flags = host ? 0 : AI_PASSIVE;
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(host, service, &hints, &res))
+		return -1;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static void *receiver_thread(void *arg)
+{
+	struct stream *st = arg;
+	struct timeval tv = { .tv_usec = 200000 };
+	char *buf = malloc(BUF_SIZE);
+	struct sockaddr_storage ss;
+	int fd = st->fd, one = 1;
+	socklen_t len;
+	ssize_t n;
+
+	pin(st->index);
+	if (!o.udp) {
+		/* Accept one connection, polling for the stop flag. */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		for (;;) {
+			len = sizeof(ss);
+			fd = accept(st->fd, (struct sockaddr *)&ss, &len);
+			if (fd >= 0 || atomic_load(&stop))
+				break;
+		}
+		if (fd < 0)
+			goto out;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	atomic_fetch_add(&ready, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		n = recv(fd, buf, BUF_SIZE, 0);
+		if (n > 0) {
+			atomic_fetch_add_explicit(&st->bytes, n, memory_order_relaxed);
+			atomic_fetch_add_explicit(&st->msgs, 1, memory_order_relaxed);
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			break;
+		}
+	}
+	if (fd != st->fd)
+		close(fd);
+out:
+	free(buf);
+	return NULL;
+}
+
+static void *sender_thread(void *arg)
+{
+	struct stream *st = arg;
+	char *buf = calloc(1, BUF_SIZE);
+	struct sockaddr_storage ss;
+	int fd = -1, tries;
+	double end;
+	socklen_t len;
+	ssize_t n;
+
+	pin(st->index);
+	if (make_addr(o.addr, o.port + st->index, &ss, &len)) {
+		fprintf(stderr, "vrss-ttcp: cannot resolve %s\n", o.addr);
+		exit(1);
+	}
+	/* The receiver may still be starting: retry for 30 s. */
+	for (tries = 0; tries < 300; tries++) {
+		fd = socket(ss.ss_family, o.udp ? SOCK_DGRAM : SOCK_STREAM, 0);
+		if (fd < 0)
+			die("socket");
+		if (!connect(fd, (struct sockaddr *)&ss, len))
+			break;
+		close(fd);
+		fd = -1;
+		usleep(100000);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "vrss-ttcp: stream %d: cannot connect\n", st->index);
+		exit(1);
+	}
+	end = now() + o.duration + o.warmup;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed) && now() < end) {
+		n = send(fd, buf, o.udp ? o.len : BUF_SIZE, 0);
+		if (n > 0) {
+			atomic_fetch_add_explicit(&st->bytes, n, memory_order_relaxed);
+		} else if (!o.udp || (errno != ECONNREFUSED && errno != ENOBUFS &&
+				      errno != EAGAIN)) {
+			break;	/* TCP: the receiver is done */
+		}
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+static int listen_on(int port)
+{
+	struct sockaddr_storage ss;
+	int fd, one = 1, big = 16 << 20;
+	socklen_t len;
+
+	if (make_addr(o.addr, port, &ss, &len))
+		return -1;
+	fd = socket(ss.ss_family, o.udp ? SOCK_DGRAM : SOCK_STREAM, 0);
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (o.udp)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	if (bind(fd, (struct sockaddr *)&ss, len))
+		die("bind");
+	if (!o.udp && listen(fd, 1))
+		die("listen");
+	return fd;
+}
+
+/* ---- reporting -------------------------------------------------------- */
+
+struct sample {
+	double t;
+	double mbps;
+	double busy[MAX_CPUS];
+};
+
+static struct sample samples[MAX_SAMPLES];
+static int nsamples;
+
+static void report(const struct snapshot *a, const struct snapshot *b,
+		   const uint64_t *bytes0, const uint64_t *bytes1)
+{
+	double secs = b->t - a->t, mbps = (b->bytes - a->bytes) * 8 / secs / 1e6;
+	uint64_t packets = 0, ipis = 0, busy_ticks = 0;
+	double mhz = 0, cpb;
+	FILE *f;
+	char line[256];
+	int i, c;
+
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+			break;
+	if (f)
+		fclose(f);
+	for (c = 0; c < b->ncpu; c++) {
+		packets += b->processed[c] - a->processed[c];
+		ipis += b->ipis[c] - a->ipis[c];
+		busy_ticks += busy_of(&b->cpu[c]) - busy_of(&a->cpu[c]);
+	}
+	/* USER_HZ ticks -> cycles, per byte received. */
+	cpb = b->bytes > a->bytes ?
+	      busy_ticks / (double)sysconf(_SC_CLK_TCK) * mhz * 1e6 /
+	      (b->bytes - a->bytes) : 0;
+
+	if (o.json) {
+		printf("{\"mode\": \"%s\", \"streams\": %d, \"seconds\": %.3f,"
+		       " \"start_monotonic\": %.6f,\n",
+		       o.udp ? "udp" : "tcp", o.streams, secs, a->t);
+		printf(" \"throughput_mbps\": %.1f, \"per_stream_mbps\": [", mbps);
+		for (i = 0; i < o.streams; i++)
+			printf("%s%.1f", i ? ", " : "",
+			       (bytes1[i] - bytes0[i]) * 8 / secs / 1e6);
+		printf("],\n \"tcp_retransmits\": %lu, \"packets\": %lu,"
+		       " \"ipis_per_packet\": %.4f, \"cycles_per_byte\": %.2f,\n",
+		       b->retrans - a->retrans, packets,
+		       packets ? (double)ipis / packets : 0, cpb);
+		printf(" \"cpus\": [");
+		for (c = 0; c < b->ncpu; c++) {
+			const struct cpu_times *x = &a->cpu[c], *y = &b->cpu[c];
+			uint64_t all = all_of(y) - all_of(x);
+
+			printf("%s\n  {\"cpu\": %d, \"user\": %.1f, \"sys\": %.1f,"
+			       " \"softirq\": %.1f, \"idle\": %.1f, \"busy\": %.1f,"
+			       " \"net_rx\": %lu, \"packets\": %lu, \"ipis\": %lu}",
+			       c ? "," : "", c,
+			       pct(y->user + y->nice - x->user - x->nice, all),
+			       pct(y->sys - x->sys, all),
+			       pct(y->softirq - x->softirq, all),
+			       pct(y->idle + y->iowait - x->idle - x->iowait, all),
+			       pct(busy_of(y) - busy_of(x), all),
+			       b->net_rx[c] - a->net_rx[c],
+			       b->processed[c] - a->processed[c],
+			       b->ipis[c] - a->ipis[c]);
+		}
+		printf("],\n \"samples\": [");
+		for (i = 0; i < nsamples; i++) {
+			printf("%s\n  {\"t\": %.1f, \"mbps\": %.1f, \"busy\": [",
+			       i ? "," : "", samples[i].t, samples[i].mbps);
+			for (c = 0; c < b->ncpu; c++)
+				printf("%s%.1f", c ? ", " : "", samples[i].busy[c]);
+			printf("]}");
+		}
+		printf("]}\n");
+		return;
+	}
+
+	printf("%s, %d streams, %.1f s: %.1f Mbit/s\n", o.udp ? "UDP" : "TCP",
+	       o.streams, secs, mbps);
+	for (i = 0; i < o.streams; i++)
+		printf("  stream %d: %.1f Mbit/s\n", i,
+		       (bytes1[i] - bytes0[i]) * 8 / secs / 1e6);
+	printf("  cpu   user%%   sys%% softirq%%  idle%%   NET_RX  packets     IPIs\n");
+	for (c = 0; c < b->ncpu; c++) {
+		const struct cpu_times *x = &a->cpu[c], *y = &b->cpu[c];
+		uint64_t all = all_of(y) - all_of(x);
+
+		printf("  %3d %6.1f %6.1f %8.1f %6.1f %8lu %8lu %8lu\n", c,
+		       pct(y->user + y->nice - x->user - x->nice, all),
+		       pct(y->sys - x->sys, all), pct(y->softirq - x->softirq, all),
+		       pct(y->idle + y->iowait - x->idle - x->iowait, all),
+		       b->net_rx[c] - a->net_rx[c], b->processed[c] - a->processed[c],
+		       b->ipis[c] - a->ipis[c]);
+	}
+	printf("  TCP retransmits %lu, IPIs per packet %.3f, cycles per byte %.2f\n",
+	       b->retrans - a->retrans, packets ? (double)ipis / packets : 0, cpb);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT]\n"
+		"                 [-t SEC] [-W SEC] [-l LEN] [--json]\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *comma;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "rs:m:u6p:t:W:l:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': o.receiver = true; break;
+		case 's': o.addr = optarg; break;
+		case 'm':
+			o.streams = atoi(optarg);
+			comma = strchr(optarg, ',');
+			if (comma)
+				o.cpu = comma[1] == '*' ? -2 : atoi(comma + 1);
+			break;
+		case 'u': o.udp = true; break;
+		case '6': o.ipv6 = true; break;
+		case 'p': o.port = atoi(optarg); break;
+		case 't': o.duration = atoi(optarg); break;
+		case 'W': o.warmup = atoi(optarg); break;
+		case 'l': o.len = atoi(optarg); break;
+		case 'j': o.json = true; break;
+		default: usage();
+		}
+	}
+	if (o.receiver == !!o.addr || o.streams < 1 || o.streams > MAX_STREAMS ||
+	    o.duration < 1 || o.warmup < 0 || o.len < 1 || o.len > BUF_SIZE)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	static struct snapshot a, b, prev, cur;
+	static uint64_t bytes0[MAX_STREAMS], bytes1[MAX_STREAMS];
+	double start, deadline;
+	int i, c;
+
+	parse(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < o.streams; i++) {
+		streams[i].index = i;
+		if (o.receiver)
+			streams[i].fd = listen_on(o.port + i);
+		if (pthread_create(&streams[i].thread, NULL,
+				   o.receiver ? receiver_thread : sender_thread,
+				   &streams[i]))
+			die("pthread_create");
+	}
+	if (!o.receiver) {
+		for (i = 0; i < o.streams; i++)
+			pthread_join(streams[i].thread, NULL);
+		return 0;
+	}
+
+	/* Every TCP stream connected, or the first UDP datagram in. */
+	deadline = now() + 60;
+	while (now() < deadline &&
+	       (o.udp ? total_bytes() == 0 : atomic_load(&ready) < o.streams))
+		usleep(10000);
+	if (now() >= deadline) {
+		fprintf(stderr, "vrss-ttcp: no sender within 60 s\n");
+		return 1;
+	}
+	usleep(o.warmup * 1000000);
+
+	snap(&a);
+	for (i = 0; i < o.streams; i++)
+		bytes0[i] = atomic_load(&streams[i].bytes);
+	prev = a;
+	start = a.t;
+	while (now() < start + o.duration) {
+		usleep(1000000 - (useconds_t)((now() - start) * 1e6) % 1000000);
+		snap(&cur);
+		if (nsamples < MAX_SAMPLES) {
+			struct sample *s = &samples[nsamples++];
+
+			s->t = cur.t - start;
+			s->mbps = (cur.bytes - prev.bytes) * 8 / (cur.t - prev.t) / 1e6;
+			for (c = 0; c < cur.ncpu; c++)
+				s->busy[c] = pct(busy_of(&cur.cpu[c]) - busy_of(&prev.cpu[c]),
+						 all_of(&cur.cpu[c]) - all_of(&prev.cpu[c]));
+		}
+		prev = cur;
+	}
+	b = cur;
+	for (i = 0; i < o.streams; i++)
+		bytes1[i] = atomic_load(&streams[i].bytes);
+	atomic_store(&stop, true);
+	for (i = 0; i < o.streams; i++) {
+		pthread_join(streams[i].thread, NULL);
+		close(streams[i].fd);
+	}
+	report(&a, &b, bytes0, bytes1);
+	return 0;
+}
