@@ -17,6 +17,7 @@ cpus=${CPUS:-$((host_cpus < 4 ? host_cpus : 4))}
 streams=${STREAMS:-8}
 secs=${SECONDS_PER_RUN:-20}
 series=${KERNEL:-6.12}
+proto=${PROTO:-udp}
 out=build/demo
 
 tools/scripts/deps.sh
@@ -29,5 +30,5 @@ rm -rf "$out"
 mkdir -p "$out"
 echo "demo: guest with $cpus vCPUs ($series), $streams TCP streams, $secs s per run"
 tools/vm/run --kernel "$series" --cpus "$cpus" --timeout $((4 * secs + 300)) -- \
-	tools/demo/guest.sh "$out" "$secs" "$streams"
+	tools/demo/guest.sh "$out" "$secs" "$streams" "$proto"
 python3 tools/demo/report.py "$out"

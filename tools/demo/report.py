@@ -60,7 +60,7 @@ def main():
         ("CPU cycles per byte", f"{off['cycles_per_byte']:.1f}", f"{on['cycles_per_byte']:.1f}", ""),
     ]
     print()
-    print(f"{off['streams']} TCP streams, {off['seconds']:.0f} s each, {ncpu} vCPUs")
+    print(f"{off['streams']} {off['mode'].upper()} streams, {off['seconds']:.0f} s each, {ncpu} vCPUs")
     print(f"{'':28} {'vRSS off':>16} {'vRSS on':>16}")
     for name, a, b, note in rows:
         print(f"{name:28} {a:>16} {b:>16}  {note}")
@@ -68,17 +68,22 @@ def main():
         if t >= 0:
             print(f"  vRSS on: width {old} -> {new} at {t:.1f} s")
 
-    # The chart: per-vCPU busy % per second, off on top, on below.
+    # The chart: per-vCPU receive work (softirq %) and busy % per second,
+    # off on top, on below.
     data = os.path.join(d, "demo.dat")
     with open(data, "w") as f:
         for name in ("off", "on"):
             for s in runs[name]["samples"]:
-                f.write(f"{s['t']:.1f} " + " ".join(f"{b:.1f}" for b in s["busy"]) + "\n")
+                f.write(f"{s['t']:.1f} " + " ".join(f"{b:.1f}" for b in s["softirq"]) +
+                        " " + " ".join(f"{b:.1f}" for b in s["busy"]) + "\n")
             f.write("\n\n")
     png = os.path.join(d, "demo.png")
     spread = [t for t, old, new in changes["on"] if new > old and t >= 0]
     plot = lambda idx: ", ".join(
-        f"'{data}' index {idx} using 1:{c + 2} with linespoints lw 2 title 'vCPU {c}'"
+        f"'{data}' index {idx} using 1:{c + 2} with linespoints lw 3 lc {c + 1} "
+        f"title 'vCPU {c} receive (softirq)', "
+        f"'{data}' index {idx} using 1:{ncpu + c + 2} with lines dt 3 lw 1 lc {c + 1} "
+        f"title 'vCPU {c} busy'"
         for c in range(ncpu))
     marks = "".join(
         f"set arrow from {t:.2f}, graph 0 to {t:.2f}, graph 1 nohead dt 2 lw 2 lc rgb 'red'\n"
@@ -88,11 +93,12 @@ def main():
 set output '{png}'
 set multiplot layout 2,1
 set xlabel 'seconds'
-set ylabel 'vCPU busy %'
+set ylabel '% of the vCPU'
 set yrange [0:105]
+set xrange [0:*]
 set grid
 set key outside right
-set title 'vRSS off (rxhash off): {off['throughput_mbps']:.0f} Mbit/s, {off['streams']} TCP streams'
+set title 'vRSS off (rxhash off): {off['throughput_mbps']:.0f} Mbit/s, {off['streams']} {off['mode'].upper()} streams'
 plot {plot(0)}
 set title 'vRSS on (rxhash on, threshold 80 %): {on['throughput_mbps']:.0f} Mbit/s'
 {marks}plot {plot(1)}

@@ -6,9 +6,11 @@
  * thread, so it cannot show multi-vCPU receive gains).
  *
  *   vrss-ttcp -r [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-t SEC] [-W SEC] [--json]
- *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u] [-p PORT] [-t SEC] [-l LEN]
+ *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u [-g SEGS]] [-p PORT] [-t SEC] [-l LEN]
  *
- * Stream i uses port PORT + i.  The receiver waits for every stream (TCP)
+ * Stream i uses port PORT + i.  -g sends SEGS datagrams of LEN bytes per
+ * system call (UDP GSO), so that a sender on one vCPU can outrun the
+ * receive processing; the UDP receiver takes them 64 at a time (recvmmsg).  The receiver waits for every stream (TCP)
  * or the first datagram (UDP), lets the warm-up pass, then measures for
  * -t seconds and reports, for the whole machine it runs on: throughput
  * (total and per stream), per-CPU utilisation (user, sys, softirq, idle
@@ -42,6 +44,10 @@
 #define MAX_CPUS	256
 #define MAX_SAMPLES	3600
 #define BUF_SIZE	(256 * 1024)
+#define BATCH		64
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
 
 struct opts {
 	bool receiver;
@@ -54,12 +60,13 @@ struct opts {
 	int duration;
 	int warmup;
 	int len;
+	int segs;
 	bool json;
 };
 
 static struct opts o = {
 	.port = 5001, .streams = 4, .cpu = -1, .duration = 10, .warmup = 2,
-	.len = 1400,
+	.len = 1400, .segs = 1,
 };
 
 static atomic_bool stop;
@@ -303,7 +310,28 @@ static void *receiver_thread(void *arg)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	atomic_fetch_add(&ready, 1);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (o.udp && !atomic_load_explicit(&stop, memory_order_relaxed)) {
+		struct mmsghdr msgs[BATCH];
+		struct iovec iov[BATCH];
+		int i, got;
+
+		for (i = 0; i < BATCH; i++) {
+			iov[i].iov_base = buf + i * (BUF_SIZE / BATCH);
+			iov[i].iov_len = BUF_SIZE / BATCH;
+			memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
+			msgs[i].msg_hdr.msg_iov = &iov[i];
+			msgs[i].msg_hdr.msg_iovlen = 1;
+		}
+		got = recvmmsg(fd, msgs, BATCH, MSG_WAITFORONE, NULL);
+		if (got < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		for (i = 0; i < got; i++) {
+			atomic_fetch_add_explicit(&st->bytes, msgs[i].msg_len,
+						  memory_order_relaxed);
+			atomic_fetch_add_explicit(&st->msgs, 1, memory_order_relaxed);
+		}
+	}
+	while (!o.udp && !atomic_load_explicit(&stop, memory_order_relaxed)) {
 		n = recv(fd, buf, BUF_SIZE, 0);
 		if (n > 0) {
 			atomic_fetch_add_explicit(&st->bytes, n, memory_order_relaxed);
@@ -349,9 +377,12 @@ static void *sender_thread(void *arg)
 		fprintf(stderr, "vrss-ttcp: stream %d: cannot connect\n", st->index);
 		exit(1);
 	}
+	if (o.udp && o.segs > 1 &&
+	    setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &o.len, sizeof(o.len)))
+		die("UDP_SEGMENT");
 	end = now() + o.duration + o.warmup;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed) && now() < end) {
-		n = send(fd, buf, o.udp ? o.len : BUF_SIZE, 0);
+		n = send(fd, buf, o.udp ? o.len * o.segs : BUF_SIZE, 0);
 		if (n > 0) {
 			atomic_fetch_add_explicit(&st->bytes, n, memory_order_relaxed);
 		} else if (!o.udp || (errno != ECONNREFUSED && errno != ENOBUFS &&
@@ -391,6 +422,7 @@ struct sample {
 	double t;
 	double mbps;
 	double busy[MAX_CPUS];
+	double softirq[MAX_CPUS];
 };
 
 static struct sample samples[MAX_SAMPLES];
@@ -458,6 +490,9 @@ static void report(const struct snapshot *a, const struct snapshot *b,
 			       i ? "," : "", samples[i].t, samples[i].mbps);
 			for (c = 0; c < b->ncpu; c++)
 				printf("%s%.1f", c ? ", " : "", samples[i].busy[c]);
+			printf("], \"softirq\": [");
+			for (c = 0; c < b->ncpu; c++)
+				printf("%s%.1f", c ? ", " : "", samples[i].softirq[c]);
 			printf("]}");
 		}
 		printf("]}\n");
@@ -489,7 +524,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT]\n"
-		"                 [-t SEC] [-W SEC] [-l LEN] [--json]\n");
+		"                 [-t SEC] [-W SEC] [-l LEN] [-g SEGS] [--json]\n");
 	exit(2);
 }
 
@@ -503,7 +538,7 @@ static void parse(int argc, char **argv)
 	char *comma;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "rs:m:u6p:t:W:l:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rs:m:u6p:t:W:l:g:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.receiver = true; break;
 		case 's': o.addr = optarg; break;
@@ -519,12 +554,14 @@ static void parse(int argc, char **argv)
 		case 't': o.duration = atoi(optarg); break;
 		case 'W': o.warmup = atoi(optarg); break;
 		case 'l': o.len = atoi(optarg); break;
+		case 'g': o.segs = atoi(optarg); break;
 		case 'j': o.json = true; break;
 		default: usage();
 		}
 	}
 	if (o.receiver == !!o.addr || o.streams < 1 || o.streams > MAX_STREAMS ||
-	    o.duration < 1 || o.warmup < 0 || o.len < 1 || o.len > BUF_SIZE)
+	    o.duration < 1 || o.warmup < 0 || o.len < 1 || o.segs < 1 ||
+	    o.segs > 64 || (o.segs > 1 && !o.udp) || o.len * o.segs > 65000)
 		usage();
 }
 
@@ -576,9 +613,12 @@ int main(int argc, char **argv)
 
 			s->t = cur.t - start;
 			s->mbps = (cur.bytes - prev.bytes) * 8 / (cur.t - prev.t) / 1e6;
-			for (c = 0; c < cur.ncpu; c++)
-				s->busy[c] = pct(busy_of(&cur.cpu[c]) - busy_of(&prev.cpu[c]),
-						 all_of(&cur.cpu[c]) - all_of(&prev.cpu[c]));
+			for (c = 0; c < cur.ncpu; c++) {
+				uint64_t all = all_of(&cur.cpu[c]) - all_of(&prev.cpu[c]);
+
+				s->busy[c] = pct(busy_of(&cur.cpu[c]) - busy_of(&prev.cpu[c]), all);
+				s->softirq[c] = pct(cur.cpu[c].softirq - prev.cpu[c].softirq, all);
+			}
 		}
 		prev = cur;
 	}
