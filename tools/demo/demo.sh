@@ -4,10 +4,11 @@
 # make demo: the vRSS experiment in a guest.  Boots Debian's 6.12 kernel
 # under QEMU (CPUS vCPUs: 4 when the host has 4 cores, else as many as it
 # has), loads vrss on a veth lower whose far end sits in a sender
-# namespace, floods it with STREAMS TCP streams (vrss-ttcp) with vRSS off,
+# namespace, floods it with STREAMS streams (vrss-ttcp) with vRSS off,
 # then on, and prints the comparison and draws build/demo/demo.png.
 #
-# Environment: CPUS, STREAMS (8), SECONDS_PER_RUN (20), KERNEL (6.12).
+# Environment: CPUS, STREAMS (8), SECONDS_PER_RUN (10), KERNEL (6.12),
+# PROTO (udp: 256-byte datagrams in bursts of 64; or tcp).
 set -eu
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,7 +16,7 @@ cd "$repo"
 host_cpus=$(nproc)
 cpus=${CPUS:-$((host_cpus < 4 ? host_cpus : 4))}
 streams=${STREAMS:-8}
-secs=${SECONDS_PER_RUN:-20}
+secs=${SECONDS_PER_RUN:-10}
 series=${KERNEL:-6.12}
 proto=${PROTO:-udp}
 out=build/demo

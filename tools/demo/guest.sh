@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Inside the demo guest (tools/demo/demo.sh boots it): the vRSS experiment.
-# A multi-stream TCP sender in the peer namespace floods vrss0; first with
+# A multi-stream sender in the peer namespace floods vrss0; first with
 # vRSS off (rxhash off: one queue, one vCPU does all the receive work), then
 # on (rxhash on, default threshold: spreading once that vCPU is busy).
 # Writes off.json and on.json (vrss-ttcp's report) and the width changes
