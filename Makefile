@@ -6,12 +6,31 @@
 KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
-.PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools
+.PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
+	install dkms-install docs
 
 all: modules
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# modules_install into /lib/modules/<kver>/extra, then depmod: modprobe vrss.
+install:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
+	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+
+# DKMS: this tree rebuilt for every installed kernel with headers.
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+dkms-install:
+	dkms add $(CURDIR) || dkms status vrss/$(VERSION) | grep -q .
+	dkms install vrss/$(VERSION) --all 2>/dev/null || \
+		for k in /lib/modules/*/build; do \
+			k=$${k%/build}; dkms install vrss/$(VERSION) -k $${k##*/} || exit 1; \
+		done
+
+# Documentation/ renders cleanly (docutils, warnings are errors).
+docs:
+	@$(S)/docs.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean || true

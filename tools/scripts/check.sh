@@ -56,14 +56,18 @@ tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exi
 suite lint tools/scripts/lint.sh
 suite unit make -s -C tests/unit run
 suite tools tools/ttcp/test.sh
+suite docs tools/scripts/docs.sh
 suite modules make -s modules-all
 suite rig tools/vm/tests/run_tests.sh
+suite dkms tools/scripts/dkms-check.sh
+# The kernel's YNL CLI, for the netlink statistics selftest (qstats.sh).
+tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 failed" >&2; exit 1; }
 while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --timeout 1800 -- \
 		make -s -C selftests/drivers/net/vrss run_tests
 	# The steering tests again with 4 queues on 4 vCPUs.
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
-		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh gate.sh reorder.sh"
+		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh"
 done < <(tools/scripts/kernels.sh)
 
 echo

@@ -17,6 +17,8 @@ pkgs=(
 	iproute2 iputils-ping ethtool iperf3 python3
 	# host unit tests
 	libcmocka-dev pkg-config
+	# docs (rst2html), DKMS packaging check, netlink statistics (YNL)
+	python3-docutils dkms openssl python3-yaml
 	# charts
 	gnuplot-nox
 )

@@ -56,4 +56,74 @@ static inline int vrss_compat_set_rxfh(struct net_device *dev,
 }
 #endif
 
+/*
+ * 6.12: per-queue statistics over netdev netlink (qstats-get).  Queues in
+ * use report their packets and bytes; the base stats hold what the
+ * others counted, so that the sums equal ip -s link's totals.
+ */
+#ifdef VRSS_HAVE_STAT_OPS
+#include <net/netdev_queues.h>
+
+static inline void vrss_compat_queue_stats_rx(struct net_device *dev, int i,
+					      struct netdev_queue_stats_rx *rx)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	vrss_queue_read_stats(&vd->queues[i], &rx->packets, &rx->bytes);
+}
+
+static inline void vrss_compat_queue_stats_tx(struct net_device *dev, int i,
+					      struct netdev_queue_stats_tx *tx)
+{
+	vrss_tx_read_stats(netdev_priv(dev), &tx->packets, &tx->bytes);
+}
+
+static inline void vrss_compat_base_stats(struct net_device *dev,
+					  struct netdev_queue_stats_rx *rx,
+					  struct netdev_queue_stats_tx *tx)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	unsigned int i;
+	u64 packets, bytes;
+
+	rx->packets = 0;
+	rx->bytes = 0;
+	for (i = dev->real_num_rx_queues; i < dev->num_rx_queues; i++) {
+		vrss_queue_read_stats(&vd->queues[i], &packets, &bytes);
+		rx->packets += packets;
+		rx->bytes += bytes;
+	}
+	tx->packets = 0;
+	tx->bytes = 0;
+}
+
+static inline void vrss_compat_set_stat_ops(struct net_device *dev)
+{
+	static const struct netdev_stat_ops ops = {
+		.get_queue_stats_rx	= vrss_compat_queue_stats_rx,
+		.get_queue_stats_tx	= vrss_compat_queue_stats_tx,
+		.get_base_stats		= vrss_compat_base_stats,
+	};
+
+	dev->stat_ops = &ops;
+}
+#else
+static inline void vrss_compat_set_stat_ops(struct net_device *dev)
+{
+}
+#endif
+
+/*
+ * 6.12: link each receive queue in use to its NAPI context (netdev
+ * netlink queue-get), under RTNL; NULL unlinks.
+ */
+static inline void vrss_compat_queue_set_napi(struct net_device *dev,
+					      unsigned int i,
+					      struct napi_struct *napi)
+{
+#ifdef VRSS_HAVE_QUEUE_SET_NAPI
+	netif_queue_set_napi(dev, i, NETDEV_QUEUE_TYPE_RX, napi);
+#endif
+}
+
 #endif /* _VRSS_COMPAT_H */

@@ -67,6 +67,8 @@ static int vrss_set_channels(struct net_device *dev,
 	err = netif_set_real_num_rx_queues(dev, n);
 	if (err)
 		return err;
+	if (netif_running(dev))
+		vrss_queues_link_napi(vd, true);
 	vrss_rss_channels_changed(vd);
 	return 0;
 }

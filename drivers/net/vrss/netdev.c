@@ -40,11 +40,30 @@ static bool vrss_is_lower_of_vrss(const struct net_device *dev)
 	return rcu_access_pointer(dev->rx_handler) == vrss_handle_frame;
 }
 
+/*
+ * Transmit offloads, as on macvlan: checksum and segmentation are always
+ * offered, since the lower's dev_queue_xmit() does in software what the
+ * lower cannot; the rest only as the lower has it.
+ */
+#define VRSS_ALWAYS_ON	(NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_GSO_SOFTWARE | \
+			 NETIF_F_GSO_ROBUST | NETIF_F_GSO_ENCAP_ALL)
+#define VRSS_FROM_LOWER	(NETIF_F_HIGHDMA | NETIF_F_FRAGLIST)
+
+static netdev_features_t vrss_fix_features(struct net_device *dev,
+					   netdev_features_t features)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	return features & ((vd->lower->features & VRSS_FROM_LOWER) |
+			   ~VRSS_FROM_LOWER);
+}
+
 static int vrss_open(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
 	vrss_queues_open(vd);
+	vrss_queues_link_napi(vd, true);
 	if (dev->features & NETIF_F_RXHASH)
 		vrss_load_start(vd);
 	netif_stacked_transfer_operstate(vd->lower, dev);
@@ -56,6 +75,7 @@ static int vrss_stop(struct net_device *dev)
 	struct vrss_dev *vd = netdev_priv(dev);
 
 	vrss_load_stop(vd);
+	vrss_queues_link_napi(vd, false);
 	vrss_queues_stop(vd);
 	return 0;
 }
@@ -96,6 +116,27 @@ static netdev_tx_t vrss_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 }
 
+void vrss_tx_read_stats(struct vrss_dev *vd, u64 *packets, u64 *bytes)
+{
+	unsigned int start;
+	int cpu;
+
+	*packets = 0;
+	*bytes = 0;
+	for_each_possible_cpu(cpu) {
+		const struct pcpu_sw_netstats *tx = per_cpu_ptr(vd->tx_stats, cpu);
+		u64 p, b;
+
+		do {
+			start = u64_stats_fetch_begin(&tx->syncp);
+			p = u64_stats_read(&tx->tx_packets);
+			b = u64_stats_read(&tx->tx_bytes);
+		} while (u64_stats_fetch_retry(&tx->syncp, start));
+		*packets += p;
+		*bytes += b;
+	}
+}
+
 static void vrss_get_stats64(struct net_device *dev,
 			     struct rtnl_link_stats64 *s)
 {
@@ -132,6 +173,7 @@ static const struct net_device_ops vrss_netdev_ops = {
 	.ndo_get_stats64	= vrss_get_stats64,
 	.ndo_change_mtu		= vrss_change_mtu,
 	.ndo_set_features	= vrss_set_features,
+	.ndo_fix_features	= vrss_fix_features,
 	.ndo_validate_addr	= eth_validate_addr,
 };
 
@@ -154,8 +196,12 @@ static void vrss_setup(struct net_device *dev)
 	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
 	dev->priv_flags |= IFF_NO_QUEUE;
 	vrss_compat_set_lltx(dev);
+	dev->hw_features |= VRSS_ALWAYS_ON | VRSS_FROM_LOWER;
+	dev->features |= VRSS_ALWAYS_ON;
+	dev->vlan_features |= VRSS_ALWAYS_ON;
 	/* Receive hashing is the vRSS switch: available, off by default. */
 	dev->hw_features |= NETIF_F_RXHASH;
+	vrss_compat_set_stat_ops(dev);
 	/* /sys/class/net/<dev>/vrss/: the load knobs and status. */
 	dev->sysfs_groups[0] = &vrss_sysfs_group;
 }
@@ -220,6 +266,8 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	dev->max_mtu = lower->mtu;
 	if (!tb[IFLA_ADDRESS])
 		eth_hw_addr_set(dev, lower->dev_addr);
+	dev->features |= lower->features & VRSS_FROM_LOWER;
+	netif_inherit_tso_max(dev, lower);
 
 	vd->tx_stats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
 	if (!vd->tx_stats)
@@ -308,6 +356,10 @@ static int vrss_netdev_event(struct notifier_block *nb, unsigned long event,
 		vd->dev->max_mtu = lower->mtu;
 		if (vd->dev->mtu > lower->mtu)
 			dev_set_mtu(vd->dev, lower->mtu);
+		break;
+	case NETDEV_FEAT_CHANGE:
+		netif_inherit_tso_max(vd->dev, lower);
+		netdev_update_features(vd->dev);
 		break;
 	case NETDEV_CHANGEADDR:
 		eth_hw_addr_set(vd->dev, lower->dev_addr);

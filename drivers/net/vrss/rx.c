@@ -21,6 +21,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "trace.h"
 #include "vrss.h"
 
@@ -237,6 +238,21 @@ void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes)
 		*packets = u64_stats_read(&q->packets);
 		*bytes = u64_stats_read(&q->bytes);
 	} while (u64_stats_fetch_retry(&q->syncp, start));
+}
+
+/*
+ * Under RTNL: tell the core which NAPI context serves each receive queue
+ * in use (netdev netlink on 6.12), or nothing once the device stops.
+ */
+void vrss_queues_link_napi(struct vrss_dev *vd, bool link)
+{
+	struct net_device *dev = vd->dev;
+	unsigned int i;
+
+	for (i = 0; i < dev->num_rx_queues; i++)
+		vrss_compat_queue_set_napi(dev, i,
+					   link && i < dev->real_num_rx_queues ?
+					   &vd->queues[i].napi : NULL);
 }
 
 int vrss_queues_alloc(struct vrss_dev *vd)

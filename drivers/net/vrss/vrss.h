@@ -147,6 +147,9 @@ struct vrss_dev {
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
 
+/* netdev.c */
+void vrss_tx_read_stats(struct vrss_dev *vd, u64 *packets, u64 *bytes);
+
 /* rx.c */
 int vrss_rx_init(void);
 void vrss_rx_exit(void);
@@ -155,6 +158,7 @@ void vrss_queues_free(struct vrss_dev *vd);
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
 void vrss_rx_buckets_reset(struct vrss_dev *vd);
 void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes);
+void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
 void vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);

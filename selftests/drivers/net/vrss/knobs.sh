@@ -13,7 +13,7 @@ vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 command -v modinfo > /dev/null || ktap_skip_all "modinfo not installed"
 
-ktap_plan 23
+ktap_plan 24
 
 cleanup() {
 	vrss_trace_off
@@ -33,6 +33,12 @@ modinfo_ranges() {
 		grep -q '^interval_ms:.*10-10000.*(default 100)' <<< "$parm"
 }
 ktap_check "modinfo: threshold, hysteresis, interval_ms with range and default" modinfo_ranges
+modinfo_fields() {
+	[ -n "$(modinfo -F description "$VRSS_KO")" ] && [ -n "$(modinfo -F author "$VRSS_KO")" ] &&
+		[ "$(modinfo -F license "$VRSS_KO")" = GPL ] &&
+		[ "$(modinfo -F version "$VRSS_KO")" = "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$VRSS_REPO/dkms.conf")" ]
+}
+ktap_check "modinfo: description, author, license GPL, version = dkms.conf's" modinfo_fields
 
 bad_insmod() {
 	local p rc=0

@@ -13,7 +13,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 nq=$(nproc)
 
-ktap_plan 26
+ktap_plan 28
 
 cleanup() {
 	vrss_net_cleanup
@@ -118,6 +118,32 @@ expect_unchanged "ethtool -L rx 1 refused while a user table names queue 1" \
 ethtool -X vrss0 default
 ktap_check "after -X default, -L rx 1 works and the table follows" sh -c \
 	'ethtool -L vrss0 rx 1 && [ "$(ethtool -x vrss0 | awk "/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) s += \$i } END { print s }")" = 0 ]'
+
+# Key and table rewritten under traffic: nothing lost, every queue still used.
+ethtool -L vrss0 rx "$nq"
+rx_sum() {
+	echo $(($(cat /sys/class/net/$1/statistics/rx_packets) +
+		$(cat /sys/class/net/$1/statistics/rx_dropped)))
+}
+l0=$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_packets)
+v0=$(rx_sum vrss0)
+vrss_send_udp 32 200 &
+sender=$!
+for i in $(seq 10); do
+	ethtool -X vrss0 hkey "$(od -An -tx1 -N40 /dev/urandom | tr -s ' \n' ':' | sed 's/^://; s/:$//')"
+	ethtool -X vrss0 weight $(for ((q = 0; q < nq; q++)); do printf '%d ' $((1 + (i + q) % 3)); done)
+	sleep 0.05
+done
+wait $sender
+sleep 0.5
+l1=$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_packets)
+v1=$(rx_sum vrss0)
+echo "# key and table rewritten 20 times under 6400 packets: peer sent $((l1 - l0)), vrss0 delivered + dropped $((v1 - v0))"
+ktap_check "-X hkey and -X weight under traffic: every frame delivered or counted" \
+	test $((l1 - l0)) = 6400 -a $((v1 - v0)) = 6400
+ethtool -X vrss0 default
+vrss_send_and_count 64 1
+ktap_check "afterwards every queue still delivers (64 of 64)" test "$sum" = 64
 
 ktap_check "no taint beyond out-of-tree and unsigned" \
 	test "$(vrss_taint_other)" -eq "$taint0"

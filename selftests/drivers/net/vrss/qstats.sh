@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 6.12: per-queue statistics over netdev netlink (SPEC section 8).
+# qstats-get per queue equals ethtool -S per queue; the device's qstats
+# (queues in use plus base stats) equal ip -s link's totals, also after
+# ethtool -L leaves a queue out of use; queue-get links every receive
+# queue in use to a NAPI context while vrss0 is up, and none once down.
+# Read with the kernel's YNL library (tools/scripts/ynl.sh puts it in
+# build/ynl/).
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
+[ -f "$VRSS_REPO/build/ynl/cli.py" ] || ktap_skip_all "no build/ynl: run tools/scripts/ynl.sh"
+python3 -c 'import yaml' 2> /dev/null || ktap_skip_all "python3-yaml not installed"
+[ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs"
+ynl() {
+	"$VRSS_DIR/vrss_ynl.py" "$@"
+}
+nq=$(nproc)
+
+ktap_plan 11
+
+cleanup() {
+	vrss_net_cleanup
+	vrss_unload 2>/dev/null
+}
+trap cleanup EXIT
+taint0=$(vrss_taint_other)
+
+setup() {
+	vrss_load threshold=0 && vrss_net_setup numrxqueues "$nq" &&
+		ethtool -K vrss0 rxhash on
+}
+ktap_check "vrss0 with $nq queues, rxhash on, threshold 0" setup
+# A kernel without netdev qstats (6.1) has nothing to test here.
+if ! ynl qstats vrss0 > /dev/null 2>&1; then
+	echo "# netdev netlink qstats-get not available on $(uname -r)"
+	for i in $(seq 2 11); do ktap_result "needs netdev netlink qstats (6.12)" 4; done
+	ktap_finish
+fi
+
+stats() {
+	ethtool -S vrss0 | awk -v n="$1" '$1 == n":" { print $2 }'
+}
+link_stats() {
+	local d=/sys/class/net/vrss0/statistics
+	echo "$(cat $d/rx_packets) $(cat $d/rx_bytes) $(cat $d/tx_packets) $(cat $d/tx_bytes)"
+}
+per_queue_ethtool() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		echo "$i $(stats rx_queue_${i}_packets) $(stats rx_queue_${i}_bytes)"
+	done
+}
+
+vrss_send_udp 64 10
+ping -c 3 -i 0.2 -q $VRSS_PEER_IP > /dev/null
+sleep 0.3
+q=$(ynl qstats-queues vrss0)
+e=$(per_queue_ethtool "$nq")
+echo "# qstats per queue:" $q
+ktap_check "qstats-get per queue = ethtool -S per queue ($nq queues)" test "$q" = "$e"
+ktap_check "every queue received some of the 640 datagrams" \
+	test "$(awk '$2 > 0' <<< "$q" | wc -l)" = "$nq"
+d=$(ynl qstats vrss0)
+l=$(link_stats)
+echo "# qstats of vrss0: $d; ip -s link: $l"
+ktap_check "device qstats = ip -s link (rx and tx packets and bytes)" test "$d" = "$l"
+ktap_check "tx counted (pings sent through vrss0)" test "$(cut -d' ' -f3 <<< "$d")" -ge 3
+
+ethtool -L vrss0 rx 1
+vrss_send_udp 64 5
+sleep 0.3
+q=$(ynl qstats-queues vrss0)
+d=$(ynl qstats vrss0)
+l=$(link_stats)
+echo "# after ethtool -L rx 1: qstats per queue: $q; device $d; ip -s link $l"
+ktap_check "ethtool -L rx 1: qstats lists queue 0 only" test "$(wc -l <<< "$q")" = 1
+ktap_check "... and the device sums still equal ip -s link (base stats)" test "$d" = "$l"
+ethtool -L vrss0 rx "$nq"
+
+napis() {
+	ynl queues vrss0
+}
+n=$(napis)
+echo "# queue-get rx:" $n
+ktap_check "queue-get: each of the $nq rx queues has a NAPI id" \
+	test "$(awk '$2 != "-"' <<< "$n" | wc -l)" = "$nq"
+ktap_check "... all different" test "$(awk '{ print $2 }' <<< "$n" | sort -u | wc -l)" = "$nq"
+ip link set vrss0 down
+n=$(napis)
+ip link set vrss0 up
+echo "# queue-get rx with vrss0 down:" $n
+ktap_check "vrss0 down: no rx queue linked to a NAPI" test -z "$(awk '$2 != "-"' <<< "$n")"
+
+ktap_check "no taint beyond out-of-tree and unsigned" test "$(vrss_taint_other)" = "$taint0"
+ktap_finish

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest admin's path, in scratch trees under build/dkms: `dkms add`,
+# `dkms build` and `dkms install` of this tree for every installed Debian
+# kernel, then, in a guest of each, `modprobe vrss` from the DKMS-installed
+# tree, vrss0 created on a veth and rxhash switched on.  Outside build/,
+# only DKMS's own side effects: the module signing key it creates once in
+# /var/lib/dkms, and a depmod of the host's (unchanged) module index.
+# KTAP on stdout.
+set -u
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+scratch=$repo/build/dkms
+rm -rf "$scratch"
+mkdir -p "$scratch/src/vrss-$version" "$scratch/tree" "$scratch/root/lib/modules"
+# The source as DKMS gets it from a release: the tree without build output.
+tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C "$scratch/src/vrss-$version"
+dkms_opts=(--dkmstree "$scratch/tree" --sourcetree "$scratch/src"
+	   --installtree "$scratch/root/lib/modules")
+
+mapfile -t kernels < <(tools/scripts/kernels.sh)
+echo "TAP version 13"
+echo "1..$((1 + 3 * ${#kernels[@]}))"
+n=0
+fail=0
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=1; fi
+}
+out=$(dkms add -m vrss -v "$version" "${dkms_opts[@]}" 2>&1)
+rc=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+result $rc "dkms add vrss/$version"
+
+for line in "${kernels[@]}"; do
+	read -r series kver <<< "$line"
+	mkdir -p "$scratch/root/lib/modules/$kver"
+	out=$(dkms build -m vrss -v "$version" -k "$kver" "${dkms_opts[@]}" 2>&1 &&
+	      dkms install -m vrss -v "$version" -k "$kver" --force "${dkms_opts[@]}" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
+	ko=$(find "$scratch/root/lib/modules/$kver" -name 'vrss.ko*' 2>/dev/null | head -n 1)
+	[ -n "$ko" ] || rc=1
+	result $rc "dkms build and install for $kver"
+	# modprobe -d takes a root with lib/modules/<kver>/modules.dep.
+	depmod -b "$scratch/root" "$kver" 2>&1 | sed 's/^/# /'
+	result "${PIPESTATUS[0]}" "depmod of the DKMS tree for $kver"
+	tools/vm/run --kernel "$series" --timeout 300 -- \
+		tools/scripts/dkms-guest.sh "$scratch/root" 2>&1 | sed 's/^/# /'
+	result "${PIPESTATUS[0]}" "$series guest: modprobe vrss from DKMS, vrss0 up, rxhash on"
+done
+exit $fail
