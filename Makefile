@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
 .PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
-	install dkms-install docs
+	install dkms-install docs bench
 
 all: modules
 
@@ -75,3 +75,7 @@ build/tools/vrss-ttcp: tools/ttcp/vrss-ttcp.c
 # The vRSS off/on experiment in a guest: a table and build/demo/demo.png.
 demo:
 	@tools/demo/demo.sh
+
+# vrss against the plain device and RPS, 2 and 4 vCPUs: bench/results.md.
+bench:
+	@tools/bench/bench.sh

@@ -19,6 +19,8 @@ pkgs=(
 	libcmocka-dev pkg-config
 	# docs (rst2html), DKMS packaging check, netlink statistics (YNL)
 	python3-docutils dkms openssl python3-yaml
+	# Toeplitz instruction counts (make bench)
+	valgrind
 	# charts
 	gnuplot-nox
 )

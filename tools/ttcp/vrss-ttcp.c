@@ -7,10 +7,12 @@
  *
  *   vrss-ttcp -r [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-t SEC] [-W SEC] [--json]
  *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u [-g SEGS]] [-p PORT] [-t SEC] [-l LEN]
+ *             [-b MBIT]
  *
  * Stream i uses port PORT + i.  -g sends SEGS datagrams of LEN bytes per
  * system call (UDP GSO), so that a sender on one vCPU can outrun the
- * receive processing; the UDP receiver takes them 64 at a time (recvmmsg).  The receiver waits for every stream (TCP)
+ * receive processing; the UDP receiver takes them 64 at a time (recvmmsg).
+ * -b paces each stream to MBIT Mbit/s (a light, fixed load).  The receiver waits for every stream (TCP)
  * or the first datagram (UDP), lets the warm-up pass, then measures for
  * -t seconds and reports, for the whole machine it runs on: throughput
  * (total and per stream), per-CPU utilisation (user, sys, softirq, idle
@@ -61,6 +63,7 @@ struct opts {
 	int warmup;
 	int len;
 	int segs;
+	double mbit;
 	bool json;
 };
 
@@ -353,7 +356,7 @@ static void *sender_thread(void *arg)
 	char *buf = calloc(1, BUF_SIZE);
 	struct sockaddr_storage ss;
 	int fd = -1, tries;
-	double end;
+	double start, end;
 	socklen_t len;
 	ssize_t n;
 
@@ -380,8 +383,17 @@ static void *sender_thread(void *arg)
 	if (o.udp && o.segs > 1 &&
 	    setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &o.len, sizeof(o.len)))
 		die("UDP_SEGMENT");
-	end = now() + o.duration + o.warmup;
+	start = now();
+	end = start + o.duration + o.warmup;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed) && now() < end) {
+		/* Paced: ahead of MBIT Mbit/s since the start?  Wait. */
+		if (o.mbit > 0) {
+			double ahead = atomic_load(&st->bytes) * 8 / (o.mbit * 1e6) -
+				       (now() - start);
+
+			if (ahead > 0)
+				usleep(ahead * 1e6);
+		}
 		n = send(fd, buf, o.udp ? o.len * o.segs : BUF_SIZE, 0);
 		if (n > 0) {
 			atomic_fetch_add_explicit(&st->bytes, n, memory_order_relaxed);
@@ -524,7 +536,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT]\n"
-		"                 [-t SEC] [-W SEC] [-l LEN] [-g SEGS] [--json]\n");
+		"                 [-t SEC] [-W SEC] [-l LEN] [-g SEGS] [-b MBIT] [--json]\n");
 	exit(2);
 }
 
@@ -538,7 +550,7 @@ static void parse(int argc, char **argv)
 	char *comma;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "rs:m:u6p:t:W:l:g:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rs:m:u6p:t:W:l:g:b:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.receiver = true; break;
 		case 's': o.addr = optarg; break;
@@ -555,6 +567,7 @@ static void parse(int argc, char **argv)
 		case 'W': o.warmup = atoi(optarg); break;
 		case 'l': o.len = atoi(optarg); break;
 		case 'g': o.segs = atoi(optarg); break;
+		case 'b': o.mbit = atof(optarg); break;
 		case 'j': o.json = true; break;
 		default: usage();
 		}

@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: vrss against what a user would pick instead, in guests of 2
+# and 4 vCPUs (tools/bench/guest.sh: ROUNDS alternating rounds of six
+# receive configurations, UDP and TCP, plus a light load), then the Toeplitz
+# microbenchmark on the host; medians, spreads and derived ratios in
+# bench/results.json and bench/results.md.
+#
+# Environment: ROUNDS (5), SECONDS_PER_RUN (5), CPU_COUNTS ("2 4"),
+# KERNEL (6.12).
+set -eu
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+rounds=${ROUNDS:-5}
+secs=${SECONDS_PER_RUN:-5}
+series=${KERNEL:-6.12}
+
+tools/scripts/deps.sh
+kver=$(tools/scripts/kernels.sh | awk -v s="$series" '$1 == s { print $2 }')
+tools/scripts/build-module.sh "$kver"
+make -s tools
+rm -rf build/bench
+for cpus in ${CPU_COUNTS:-2 4}; do
+	echo "bench: $cpus vCPUs, $rounds rounds of ${secs}-s runs"
+	tools/vm/run --kernel "$series" --cpus "$cpus" --timeout $((rounds * 40 * (secs + 5) + 300)) -- \
+		tools/bench/guest.sh "build/bench/$cpus" "$rounds" "$secs"
+done
+tools/bench/toeplitz.sh > build/bench/toeplitz.json
+mkdir -p bench
+python3 tools/bench/report.py build/bench bench
