@@ -137,9 +137,12 @@ table() {
 	ethtool -x vrss0 | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }'
 }
 
+# Sampling held off (the first sample in 10 s): the state rxhash on starts in.
+vrss_sys_set interval_ms 10000
 ethtool -K vrss0 rxhash on
-ktap_check "rxhash on, idle: state single, width 1, every bucket on queue 0" \
+ktap_check "rxhash on: starts single, width 1, every bucket on queue 0" \
 	test "$(vrss_sys state) $(vrss_sys width) $(vrss_sys effective_indir | tr -d ' 0')" = "single 1 "
+vrss_sys_set interval_ms 100
 
 stats() {
 	ethtool -S vrss0 | awk -v n="$1" '$1 == n":" { print $2 }'
