@@ -45,6 +45,8 @@ for line in "${kernels[@]}"; do
 	[ -n "$ko" ] || rc=1
 	result $rc "dkms build and install for $kver"
 	# modprobe -d takes a root with lib/modules/<kver>/modules.dep.
+	cp /lib/modules/"$kver"/modules.{order,builtin,builtin.modinfo} \
+		"$scratch/root/lib/modules/$kver/" 2>/dev/null
 	depmod -b "$scratch/root" "$kver" 2>&1 | sed 's/^/# /'
 	result "${PIPESTATUS[0]}" "depmod of the DKMS tree for $kver"
 	tools/vm/run --kernel "$series" --timeout 300 -- \
