@@ -14,10 +14,12 @@ all: modules
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-# modules_install into /lib/modules/<kver>/extra, then depmod: modprobe vrss.
-install:
+# modules_install into /lib/modules/<kver>/extra (under INSTALL_MOD_PATH if
+# set), then depmod: modprobe vrss.
+KVER = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
+install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
 
 # DKMS: this tree rebuilt for every installed kernel with headers.
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)

@@ -3,8 +3,9 @@
 #
 # The guest admin's path, in scratch trees under build/dkms: `dkms add`,
 # `dkms build` and `dkms install` of this tree for every installed Debian
-# kernel, then, in a guest of each, `modprobe vrss` from the DKMS-installed
-# tree, vrss0 created on a veth and rxhash switched on.  Outside build/,
+# kernel, and `make install` (INSTALL_MOD_PATH) too; then, in a guest of
+# each, `modprobe vrss` from each installed tree, vrss0 created on a veth
+# and rxhash switched on.  Outside build/,
 # only DKMS's own side effects: the module signing key it creates once in
 # /var/lib/dkms, and a depmod of the host's (unchanged) module index.
 # KTAP on stdout.
@@ -22,7 +23,7 @@ dkms_opts=(--dkmstree "$scratch/tree" --sourcetree "$scratch/src"
 
 mapfile -t kernels < <(tools/scripts/kernels.sh)
 echo "TAP version 13"
-echo "1..$((1 + 3 * ${#kernels[@]}))"
+echo "1..$((1 + 4 * ${#kernels[@]}))"
 n=0
 fail=0
 result() {
@@ -49,8 +50,15 @@ for line in "${kernels[@]}"; do
 		"$scratch/root/lib/modules/$kver/" 2>/dev/null
 	depmod -b "$scratch/root" "$kver" 2>&1 | sed 's/^/# /'
 	result "${PIPESTATUS[0]}" "depmod of the DKMS tree for $kver"
+	out=$(make -s -C "$scratch/src/vrss-$version" KDIR="/lib/modules/$kver/build" \
+		INSTALL_MOD_PATH="$scratch/inst" install 2>&1)
+	rc=$?
+	[ -n "$(find "$scratch/inst/lib/modules/$kver/extra" -name 'vrss.ko*' 2>/dev/null)" ] || rc=1
+	printf '%s\n' "$out" | grep -Ev 'SSL error|sign-file|System.map|WARNING: could not open' |
+		tail -n 5 | sed 's/^/# /'
+	result $rc "make install (INSTALL_MOD_PATH) for $kver"
 	tools/vm/run --kernel "$series" --timeout 300 -- \
-		tools/scripts/dkms-guest.sh "$scratch/root" 2>&1 | sed 's/^/# /'
-	result "${PIPESTATUS[0]}" "$series guest: modprobe vrss from DKMS, vrss0 up, rxhash on"
+		tools/scripts/dkms-guest.sh "$scratch/root" "$scratch/inst" 2>&1 | sed 's/^/# /'
+	result "${PIPESTATUS[0]}" "$series guest: modprobe vrss from DKMS and from make install, vrss0 up, rxhash on"
 done
 exit $fail
