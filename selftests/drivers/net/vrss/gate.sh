@@ -38,29 +38,26 @@ cleanup() {
 trap cleanup EXIT
 taint0=$(vrss_taint_other)
 
-stats() {
-	ethtool -S vrss0 | awk -v n="$1" '$1 == n":" { print $2 }'
-}
 
 setup() {
 	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on
 }
 ktap_check "vrss0 with $nq queues, rxhash on, threshold 80 (default)" setup
 interval=$(vrss_sys interval_ms)
-cpu0=$(stats rx_queue_0_cpu)
+cpu0=$(vrss_stat vrss0 rx_queue_0_cpu)
 echo "# primary queue on CPU $cpu0, test pinned to CPU $last, interval ${interval} ms"
 
 # 64 flows, one datagram every 2 ms: light.
 light() {
 	local b s0
-	s0=$(stats spread_events)
+	s0=$(vrss_stat vrss0 spread_events)
 	b=$(vrss_queue_packets vrss0)
 	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" pace $VRSS_IP 64 4 0.002
 	sleep 0.3
 	got=$(vrss_queue_delta "$b" "$(vrss_queue_packets vrss0)")
 	echo "per-queue packets $got, primary_load $(vrss_sys primary_load)," \
-	     "spread events $(($(stats spread_events) - s0))"
-	[ "$(stats spread_events)" = "$s0" ] && [ "$(vrss_sys state)" = single ] &&
+	     "spread events $(($(vrss_stat vrss0 spread_events) - s0))"
+	[ "$(vrss_stat vrss0 spread_events)" = "$s0" ] && [ "$(vrss_sys state)" = single ] &&
 		[ "$got" = "256$(for ((i = 1; i < nq; i++)); do printf ' 0'; done)" ]
 }
 ktap_check "light traffic: state stays single, every packet on queue 0" light
@@ -118,9 +115,9 @@ spread_traffic() {
 	for ((i = 1; i < nq; i++)); do
 		others=$((others + d[i]))
 	done
-	echo "# packets on queues other than 0: $others (queue 1 on CPU $(stats rx_queue_1_cpu))"
+	echo "# packets on queues other than 0: $others (queue 1 on CPU $(vrss_stat vrss0 rx_queue_1_cpu))"
 	ktap_check "... and queue 1, on another CPU, got some" \
-		test "$others" -gt 0 -a "$(stats rx_queue_1_cpu)" != "$cpu0"
+		test "$others" -gt 0 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" != "$cpu0"
 }
 spread_traffic
 
@@ -145,14 +142,14 @@ ktap_check "light traffic again: every packet on queue 0" light
 never() {
 	local s0 load state
 	vrss_sys_set threshold 100 || return 1
-	s0=$(stats spread_events)
+	s0=$(vrss_stat vrss0 spread_events)
 	hog_start
 	sleep "$(awk -v i="$interval" 'BEGIN { print 10 * i / 1000 }')"
 	load=$(vrss_sys primary_load)
 	state=$(vrss_sys state)
 	hog_stop
 	echo "primary_load $load after 10 intervals, state $state"
-	[ "$load" -ge 80 ] && [ "$state" = single ] && [ "$(stats spread_events)" = "$s0" ]
+	[ "$load" -ge 80 ] && [ "$state" = single ] && [ "$(vrss_stat vrss0 spread_events)" = "$s0" ]
 }
 ktap_check "threshold 100: the hog (primary_load >= 80) never spreads" never
 

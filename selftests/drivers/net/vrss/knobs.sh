@@ -144,14 +144,11 @@ ktap_check "rxhash on: starts single, width 1, every bucket on queue 0" \
 	test "$(vrss_sys state) $(vrss_sys width) $(vrss_sys effective_indir | tr -d ' 0')" = "single 1 "
 vrss_sys_set interval_ms 100
 
-stats() {
-	ethtool -S vrss0 | awk -v n="$1" '$1 == n":" { print $2 }'
-}
 # At 100 the width cannot change by itself: the counts below are exact.
 vrss_sys_set threshold 100
 vrss_trace_on vrss_width_change
-s0=$(stats spread_events)
-c0=$(stats contract_events)
+s0=$(vrss_stat vrss0 spread_events)
+c0=$(vrss_stat vrss0 contract_events)
 extremes() {
 	vrss_sys_set threshold 0 || return 1
 	echo "threshold 0: $(status), effective $(vrss_sys effective_indir | cut -c1-16)..."
@@ -162,7 +159,7 @@ extremes() {
 	[ "$(vrss_sys state) $(vrss_sys width)" = "single 1" ]
 }
 ktap_check "threshold 0 spreads over every queue at once (the user's table), 100 never" extremes
-events=$(($(stats spread_events) - s0))" "$(($(stats contract_events) - c0))
+events=$(($(vrss_stat vrss0 spread_events) - s0))" "$(($(vrss_stat vrss0 contract_events) - c0))
 echo "# spread_events contract_events: +$events"
 ktap_check "one spread and one contract event counted" test "$events" = "1 1"
 ktap_check "vrss:vrss_width_change traced both" test "$(vrss_trace_count vrss_width_change)" = 2

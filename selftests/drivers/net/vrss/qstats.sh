@@ -42,9 +42,6 @@ if ! ynl qstats vrss0 > /dev/null 2>&1; then
 	ktap_finish
 fi
 
-stats() {
-	ethtool -S vrss0 | awk -v n="$1" '$1 == n":" { print $2 }'
-}
 link_stats() {
 	local d=/sys/class/net/vrss0/statistics
 	echo "$(cat $d/rx_packets) $(cat $d/rx_bytes) $(cat $d/tx_packets) $(cat $d/tx_bytes)"
@@ -52,7 +49,7 @@ link_stats() {
 per_queue_ethtool() {
 	local i
 	for ((i = 0; i < $1; i++)); do
-		echo "$i $(stats rx_queue_${i}_packets) $(stats rx_queue_${i}_bytes)"
+		echo "$i $(vrss_stat vrss0 rx_queue_${i}_packets) $(vrss_stat vrss0 rx_queue_${i}_bytes)"
 	done
 }
 
