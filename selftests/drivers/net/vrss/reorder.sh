@@ -57,38 +57,53 @@ setup() {
 }
 ktap_check "vrss0 with $nq queues, rxhash on, interval_ms 10, GSO off on veth1" setup
 
-d0=$(dropped)
-m0=$(vrss_stat vrss0 bucket_moves)
-h0=$(vrss_stat vrss0 rx_held_for_order)
-w0=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events)))
-
 # The sender on the primary queue's CPU: queue 0 then holds its frames
 # until the lower's backlog poll is done, while the flipper (on the last
 # CPU) moves their buckets away.
 cpu0=$(vrss_stat vrss0 rx_queue_0_cpu)
 last=$((nq - 1))
-taskset -c $last "$VRSS_DIR/vrss_udp.py" seqrecv $VRSS_IP $FLOWS $COUNT > "$tmp/recv" &
-receiver=$!
-for _ in $(seq 50); do grep -q ready "$tmp/recv" && break; sleep 0.1; done
-taskset -c $last "$VRSS_DIR/vrss_udp.py" flip vrss0 "$nq" "$tmp/stop" > "$tmp/flip" &
-flipper=$!
-sleep 0.2
-start=$(date +%s%3N)
-ip netns exec $VRSS_PEER taskset -c "$cpu0" "$VRSS_DIR/vrss_udp.py" seqsend $VRSS_IP $FLOWS $COUNT 64
-sent_ms=$(($(date +%s%3N) - start))
-sleep 0.5
-touch "$tmp/stop"
-wait "$flipper"
-flipper=
-wait "$receiver"
-receiver=
+transfer() {
+	d0=$(dropped)
+	m0=$(vrss_stat vrss0 bucket_moves)
+	h0=$(vrss_stat vrss0 rx_held_for_order)
+	w0=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events)))
 
-read -r _ received _ reordered < <(grep '^received' "$tmp/recv")
-drops=$(($(dropped) - d0))
-moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
-held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
-widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
-read -r _ flips _ channels < "$tmp/flip"
+	# The sender on the primary queue's CPU: queue 0 then holds its frames
+	# until the lower's backlog poll is done, while the flipper (on the last
+	# CPU) moves their buckets away.
+	taskset -c $last "$VRSS_DIR/vrss_udp.py" seqrecv $VRSS_IP $FLOWS $COUNT > "$tmp/recv" &
+	receiver=$!
+	for _ in $(seq 50); do grep -q ready "$tmp/recv" && break; sleep 0.1; done
+	taskset -c $last "$VRSS_DIR/vrss_udp.py" flip vrss0 "$nq" "$tmp/stop" > "$tmp/flip" &
+	flipper=$!
+	sleep 0.2
+	start=$(date +%s%3N)
+	ip netns exec $VRSS_PEER taskset -c "$cpu0" "$VRSS_DIR/vrss_udp.py" seqsend $VRSS_IP $FLOWS $COUNT 64
+	sent_ms=$(($(date +%s%3N) - start))
+	sleep 0.5
+	touch "$tmp/stop"
+	wait "$flipper"
+	flipper=
+	wait "$receiver"
+	receiver=
+
+	read -r _ received _ reordered < <(grep '^received' "$tmp/recv")
+	drops=$(($(dropped) - d0))
+	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
+	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
+	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
+	read -r _ flips _ channels < "$tmp/flip"
+}
+transfer
+# A transfer in which no bucket moved, or none waited for order, did not
+# exercise the rule (whether a flip lands while queue 0 still holds frames
+# is up to TCG's timing; about 1 run in 5 on 6.12): say so, run once more.
+if [ "$moves" = 0 ] || [ "$held" = 0 ]; then
+	echo "# bucket moves $moves, held back $held ($widths width changes," \
+	     "rx_nohash $(vrss_stat vrss0 rx_nohash)): the rule was not exercised, once more"
+	rm -f "$tmp/stop" "$tmp/recv" "$tmp/flip"
+	transfer
+fi
 echo "# sent $COUNT on $FLOWS flows in $sent_ms ms; received $received, reordered $reordered," \
      "counted drops $drops"
 echo "# threshold flips $flips, width changes $widths, ethtool -L $channels times, bucket moves $moves," \
