@@ -97,8 +97,8 @@ ktap_result "CPU hog on the primary CPU: spread within 3000 ms" $rc
 # The policy spreads at the 2nd sample above (tests/unit/test_policy.c);
 # one more when a TCG vCPU thread stalls on the host mid-interval.
 ktap_check "... at the 2nd interval above the threshold (3rd: TCG slack)" test "${n:-9}" -le 3
-[ "$n" = 2 ] || grep ' vrss_load_sample: ' $VRSS_TRACING/trace | sed 's/^.*vrss_load_sample: /# /' | head -8
-traced=$(grep ' vrss_width_change: ' $VRSS_TRACING/trace | sed 's/^.*vrss_width_change: //' | paste -sd' ')
+[ "$n" = 2 ] || vrss_trace_lines vrss_load_sample | sed 's/^/# /' | head -8
+traced=$(vrss_trace_lines vrss_width_change | paste -sd' ')
 echo "# traced: $traced"
 echo > $VRSS_TRACING/trace
 
@@ -132,7 +132,7 @@ ktap_result "hog stopped: back to single within 5000 ms" $rc
 # The smoothed load halves each interval, then 3 intervals below
 # threshold - hysteresis (include/vrss/policy.h).
 ktap_check "... within 6 intervals of the load dropping" test "${n:-99}" -le 6
-traced+=" / "$(grep ' vrss_width_change: ' $VRSS_TRACING/trace | sed 's/^.*vrss_width_change: //' | paste -sd' ')
+traced+=" / "$(vrss_trace_lines vrss_width_change | paste -sd' ')
 echo "# traced: $traced"
 ktap_check "vrss:vrss_width_change traced 1->2, then back to 1" \
 	grep -Eq "^dev=vrss0 width=1->2 .* / (.* )?dev=vrss0 width=[2-9]->1 " <<< "$traced"

@@ -251,6 +251,11 @@ vrss_trace_off() {
 	echo > $VRSS_TRACING/trace 2>/dev/null
 }
 
+# vrss_trace_lines EVENT: the EVENTs in the buffer, their fields only.
+vrss_trace_lines() {
+	grep " $1: " $VRSS_TRACING/trace | sed "s/^.* $1: //"
+}
+
 # vrss_trace_count EVENT: how many EVENTs the buffer holds; empties it.
 vrss_trace_count() {
 	grep -c " $1: " $VRSS_TRACING/trace
