@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
 .PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
-	install dkms-install docs bench
+	install dkms-install docs bench fuzz debug-kernel check-debug
 
 all: modules
 
@@ -54,6 +54,18 @@ lint:
 
 unit:
 	@$(MAKE) -s -C tests/unit run
+
+# libFuzzer over the parser, hash, table and policy: make fuzz FUZZ_SECONDS=N
+fuzz:
+	@$(MAKE) -s -C tests/fuzz run
+
+# The debug kernel (lockdep, KASAN, kmemleak), built once into ~/.cache/vrss,
+# and the selftests plus the stress suite on it.
+debug-kernel:
+	@tools/debug-kernel/build.sh >/dev/null
+
+check-debug:
+	@tools/debug-kernel/check.sh
 
 # Guest selftests on one kernel series: make selftests KERNEL=6.1
 KERNEL ?= 6.12

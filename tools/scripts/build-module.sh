@@ -9,7 +9,7 @@ set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$1
 shift
-kdir=/lib/modules/$kver/build
+kdir=${KDIR:-/lib/modules/$kver/build}
 [ -d "$kdir" ] || { echo "build-module.sh: no headers for $kver in $kdir" >&2; exit 1; }
 out=$repo/build/$kver
 mkdir -p "$out"

@@ -55,6 +55,7 @@ tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exi
 
 suite lint tools/scripts/lint.sh
 suite unit make -s -C tests/unit run
+suite fuzz make -s -C tests/fuzz run FUZZ_SECONDS=60
 suite tools tools/ttcp/test.sh
 suite docs tools/scripts/docs.sh
 suite modules make -s modules-all

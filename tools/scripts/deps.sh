@@ -23,6 +23,8 @@ pkgs=(
 	valgrind
 	# charts
 	gnuplot-nox
+	# the debug kernel (make debug-kernel) and the fuzz target (make fuzz)
+	flex bison libssl-dev clang libclang-rt-dev
 )
 
 missing=()

@@ -140,7 +140,7 @@ static int vrss_get_rxfh_fields(struct vrss_dev *vd, struct ethtool_rxnfc *nfc)
 	int flow = vrss_flow_of(nfc->flow_type);
 
 	if (flow >= 0) {
-		nfc->data = READ_ONCE(vd->hash_ports[flow]) ? VRSS_RXH_SDFN : VRSS_RXH_SD;
+		nfc->data = READ_ONCE(vd->hash_ports) & BIT(flow) ? VRSS_RXH_SDFN : VRSS_RXH_SD;
 		return 0;
 	}
 	/* Every other IP flow type hashes the addresses only. */
@@ -188,7 +188,11 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 	flow = vrss_flow_of(nfc->flow_type);
 	if (flow < 0 || (nfc->data != VRSS_RXH_SD && nfc->data != VRSS_RXH_SDFN))
 		return -EINVAL;
-	WRITE_ONCE(vd->hash_ports[flow], nfc->data == VRSS_RXH_SDFN);
+	/* Under RTNL: the one writer; the receive path reads it once a frame. */
+	if (nfc->data == VRSS_RXH_SDFN)
+		WRITE_ONCE(vd->hash_ports, vd->hash_ports | BIT(flow));
+	else
+		WRITE_ONCE(vd->hash_ports, vd->hash_ports & ~BIT(flow));
 	return 0;
 }
 

@@ -15,7 +15,6 @@
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
-#include <net/flow_dissector.h>
 
 #include "vrss.h"
 
@@ -68,7 +67,6 @@ int vrss_rss_init(struct vrss_dev *vd)
 	u8 key[VRSS_RSS_KEY_SIZE];
 	u32 indir[VRSS_INDIR_SIZE];
 	struct vrss_rss *rss;
-	unsigned int i;
 	int err;
 
 	mutex_init(&vd->steer_lock);
@@ -78,8 +76,7 @@ int vrss_rss_init(struct vrss_dev *vd)
 	rss = vrss_rss_alloc(indir, key);
 	if (!rss)
 		return -ENOMEM;
-	for (i = 0; i < VRSS_FLOW_MAX; i++)
-		vd->hash_ports[i] = true;
+	vd->hash_ports = VRSS_FLOW_ALL_PORTS;
 	rcu_assign_pointer(vd->rss, rss);
 
 	mutex_lock(&vd->steer_lock);
@@ -162,48 +159,21 @@ int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width)
 }
 
 /*
- * Toeplitz input: source address, destination address, then source and
- * destination port when the flow type hashes ports and they could be read.
- * Returns the input length, 0 when there is nothing to hash.
+ * Toeplitz input (include/vrss/parse.h): the frame's first bytes from the
+ * network header, in place when they are in the linear part.
  */
 static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
 				   u8 *in, bool *l4)
 {
-	struct flow_keys keys;
-	unsigned int len;
-	int flow;
+	unsigned int len = min_t(unsigned int, skb->len, VRSS_PARSE_BYTES);
+	u8 buf[VRSS_PARSE_BYTES];
+	const u8 *data;
 
-	*l4 = false;
-	if (!skb_flow_dissect_flow_keys(skb, &keys, 0))
+	data = skb_header_pointer(skb, 0, len, buf);
+	if (!data)
 		return 0;
-
-	switch (keys.control.addr_type) {
-	case FLOW_DISSECTOR_KEY_IPV4_ADDRS:
-		memcpy(in, &keys.addrs.v4addrs.src, 4);
-		memcpy(in + 4, &keys.addrs.v4addrs.dst, 4);
-		len = 8;
-		flow = keys.basic.ip_proto == IPPROTO_TCP ? VRSS_FLOW_TCP4 :
-		       keys.basic.ip_proto == IPPROTO_UDP ? VRSS_FLOW_UDP4 : -1;
-		break;
-	case FLOW_DISSECTOR_KEY_IPV6_ADDRS:
-		memcpy(in, &keys.addrs.v6addrs.src, 16);
-		memcpy(in + 16, &keys.addrs.v6addrs.dst, 16);
-		len = 32;
-		flow = keys.basic.ip_proto == IPPROTO_TCP ? VRSS_FLOW_TCP6 :
-		       keys.basic.ip_proto == IPPROTO_UDP ? VRSS_FLOW_UDP6 : -1;
-		break;
-	default:
-		return 0;
-	}
-
-	/* Fragments have no ports (the first one's are not in the others). */
-	if (flow < 0 || !READ_ONCE(vd->hash_ports[flow]) ||
-	    (keys.control.flags & FLOW_DIS_IS_FRAGMENT) || !keys.ports.ports)
-		return len;
-	memcpy(in + len, &keys.ports.src, 2);
-	memcpy(in + len + 2, &keys.ports.dst, 2);
-	*l4 = true;
-	return len + 4;
+	return vrss_parse_input(data, len, ntohs(skb->protocol),
+				READ_ONCE(vd->hash_ports), in, l4);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <linux/u64_stats_sync.h>
 
 #include <vrss/indir.h>
+#include <vrss/parse.h>
 #include <vrss/policy.h>
 #include <vrss/toeplitz.h>
 
@@ -97,15 +98,6 @@ enum vrss_knob {
 	VRSS_KNOBS,
 };
 
-/* ETHTOOL rx-flow-hash selection: hash ports too (sdfn) or not (sd). */
-enum vrss_flow {
-	VRSS_FLOW_TCP4,
-	VRSS_FLOW_UDP4,
-	VRSS_FLOW_TCP6,
-	VRSS_FLOW_UDP6,
-	VRSS_FLOW_MAX,
-};
-
 struct vrss_dev {
 	struct hlist_node cpuhp_node;	/* CPU hotplug: queues move off */
 	struct net_device *dev;
@@ -133,7 +125,7 @@ struct vrss_dev {
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
 
-	bool hash_ports[VRSS_FLOW_MAX];
+	unsigned int hash_ports;	/* VRSS_FLOW_* bits hashing ports (sdfn) */
 	struct pcpu_sw_netstats __percpu *tx_stats;
 	atomic64_t rx_nohash;		/* rxhash on, but nothing to hash */
 	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target over the pure-C core the module runs on every frame and
+ * every interval: the header parser, the Toeplitz hash and the indirection
+ * table (include/vrss/parse.h, toeplitz.h, indir.h), and the load policy
+ * (policy.h).  Built with ASan and UBSan; besides memory errors it checks
+ * the invariants the module relies on, and aborts when one fails.
+ *
+ * Input: the first byte picks what to drive, the rest is its input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vrss/indir.h>
+#include <vrss/parse.h>
+#include <vrss/policy.h>
+#include <vrss/toeplitz.h>
+
+#define check(cond) do { if (!(cond)) abort(); } while (0)
+
+#define FUZZ_QUEUES	16
+
+static struct vrss_toeplitz toeplitz;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	u8 key[VRSS_RSS_KEY_SIZE];
+	unsigned int i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (u8)(i * 37 + 11);
+	vrss_toeplitz_init(&toeplitz, key);
+	return 0;
+}
+
+/*
+ * A frame as the module sees it: ethertype selector, hashed-ports mask,
+ * then the bytes from the network header on, in a buffer of exactly that
+ * size so that any read past it is an ASan report.
+ */
+static void fuzz_frame(const u8 *data, size_t size)
+{
+	static const unsigned int protos[] = {
+		VRSS_ETH_P_IP, VRSS_ETH_P_IPV6, VRSS_ETH_P_8021Q, VRSS_ETH_P_8021AD,
+	};
+	u8 in[VRSS_TOEPLITZ_MAX_INPUT + 1], *pkt;
+	unsigned int proto, ports, n, len;
+	u32 indir[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE];
+	bool l4;
+
+	if (size < 3)
+		return;
+	proto = data[0] < 252 ? protos[data[0] % 4] : (unsigned int)data[1] << 8 | data[2];
+	ports = data[1] & VRSS_FLOW_ALL_PORTS;
+	data += 3;
+	size -= 3;
+	/* The module never hands the parser more than this. */
+	len = size < VRSS_PARSE_BYTES ? (unsigned int)size : VRSS_PARSE_BYTES;
+	pkt = malloc(len ? len : 1);
+	check(pkt);
+	memcpy(pkt, data, len);
+
+	in[VRSS_TOEPLITZ_MAX_INPUT] = 0x5a;	/* canary: at most 36 bytes written */
+	n = vrss_parse_input(pkt, len, proto, ports, in, &l4);
+	check(in[VRSS_TOEPLITZ_MAX_INPUT] == 0x5a);
+	check(n == 0 || n == 8 || n == 12 || n == 32 || n == 36);
+	check(l4 == (n == 12 || n == 36));
+	if (l4)
+		check(ports);
+	/* What the module does next: hash, bucket, effective queue. */
+	if (n) {
+		u32 hash = vrss_toeplitz_hash(&toeplitz, in, n);
+		unsigned int b = vrss_indir_bucket(hash), w = hash % FUZZ_QUEUES + 1;
+
+		check(b < VRSS_INDIR_SIZE);
+		vrss_indir_fill_default(indir, FUZZ_QUEUES);
+		vrss_indir_effective(eff, indir, w);
+		check(eff[b] < w);
+	}
+	free(pkt);
+}
+
+/*
+ * A user's table (any queue ids up to FUZZ_QUEUES - 1) at every width:
+ * only queues below the width are used, the buckets of those queues are
+ * left alone, and width w and w + 1 differ only in the buckets of queue w.
+ */
+static void fuzz_indir(const u8 *data, size_t size)
+{
+	u32 indir[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE], prev[VRSS_INDIR_SIZE];
+	unsigned int i, w;
+
+	if (size < VRSS_INDIR_SIZE)
+		return;
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		indir[i] = data[i] % FUZZ_QUEUES;
+	for (w = 1; w <= FUZZ_QUEUES + 1; w++) {
+		vrss_indir_effective(eff, indir, w);
+		for (i = 0; i < VRSS_INDIR_SIZE; i++) {
+			check(eff[i] < w);
+			if (indir[i] < w)
+				check(eff[i] == indir[i]);
+			if (w > 1 && prev[i] != eff[i])
+				check(indir[i] >= w - 1 && eff[i] == w - 1);
+		}
+		memcpy(prev, eff, sizeof(eff));
+	}
+}
+
+/*
+ * The policy under any knobs and any load trace, knob changes included:
+ * the width stays within 1..max, grows one queue at a time, and the
+ * extremes hold (threshold 0: all queues; 100: one).
+ */
+static void fuzz_policy(const u8 *data, size_t size)
+{
+	struct vrss_load raw[FUZZ_QUEUES];
+	struct vrss_policy *p;
+	unsigned int threshold, hysteresis, max, w, old, i;
+
+	if (size < 3)
+		return;
+	p = calloc(1, sizeof(*p) + FUZZ_QUEUES * sizeof(p->load[0]));
+	check(p);
+	p->nr = FUZZ_QUEUES;
+	threshold = data[0] % 101;
+	hysteresis = data[1] % 101;
+	max = data[2] % (FUZZ_QUEUES + 1);
+	data += 3;
+	size -= 3;
+	w = vrss_policy_reset(p, threshold, max);
+	check(w >= 1 && w <= (max ? max : 1));
+
+	while (size >= 1) {
+		u8 op = *data++;
+
+		size--;
+		if (op >= 0xf0) {
+			/* A knob write or an ethtool -L / -X between samples. */
+			if (op & 1)
+				threshold = (op & 0xe) * 10 % 101;
+			else
+				max = op & 0x0f;
+			w = vrss_policy_config(p, threshold, max);
+		} else {
+			for (i = 0; i < FUZZ_QUEUES; i++) {
+				u8 b = size ? (size--, *data++) : 0;
+
+				/* Up to 255 %: a sampler's rounding must not hurt. */
+				raw[i].busy = b;
+				raw[i].net = (u32)(b * 7) % 256;
+			}
+			old = p->width;
+			w = vrss_policy_step(p, threshold, hysteresis, raw, max);
+			check(w == p->width);
+			if (threshold && threshold < VRSS_PERCENT_MAX && max > 1 && old <= max)
+				check(w <= old + 1);
+		}
+		check(w >= 1 && w <= (max > 1 ? max : 1));
+		if (max > 1 && threshold == 0)
+			check(w == max);
+		if (threshold >= VRSS_PERCENT_MAX)
+			check(w == 1);
+		for (i = 0; i < FUZZ_QUEUES; i++)
+			check(vrss_policy_load(p, i) <= VRSS_PERCENT_MAX &&
+			      vrss_policy_net(p, i) <= VRSS_PERCENT_MAX);
+	}
+	free(p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!size)
+		return 0;
+	switch (data[0] % 3) {
+	case 0:
+		fuzz_frame(data + 1, size - 1);
+		break;
+	case 1:
+		fuzz_indir(data + 1, size - 1);
+		break;
+	default:
+		fuzz_policy(data + 1, size - 1);
+		break;
+	}
+	return 0;
+}
