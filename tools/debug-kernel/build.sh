@@ -4,8 +4,9 @@
 # make debug-kernel: build linux-source-6.12 with vrss-debug.config (lockdep,
 # KASAN, kmemleak, debug objects; only what the guest rig needs, built in)
 # into a cache outside the repository, and print the bzImage's path last.
-# The cache key is the config fragment, this script, the source package's
-# version and the compiler: an unchanged config is not rebuilt.
+# The cache key is the config fragment, the recipe's version below, the
+# source package's version and the compiler: an unchanged config is not
+# rebuilt.  Bump recipe when a change here changes the kernel built.
 #
 #   tools/debug-kernel/build.sh [--print]   (--print: path only, no build)
 set -eu
@@ -18,7 +19,8 @@ jobs=${JOBS:-$(nproc)}
 die() { echo "debug-kernel: $*" >&2; exit 1; }
 [ -f "$tarball" ] || die "no $tarball (run: make deps)"
 srcver=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null) || srcver=$(stat -c %Y "$tarball")
-key=$( { cat "$frag" "$0"; echo "$srcver"; ${CC:-gcc} --version | head -n 1; } | sha1sum | cut -c1-12)
+recipe=1
+key=$( { cat "$frag"; echo "recipe $recipe $srcver"; ${CC:-gcc} --version | head -n 1; } | sha1sum | cut -c1-12)
 out=$cache/$key
 if [ "${1:-}" = --print ]; then
 	[ -f "$out/done" ] || die "not built yet (run: make debug-kernel)"
@@ -64,6 +66,8 @@ k -j"$jobs" all >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log" >&2; die
 # (veth, 8021q, ...) then succeeds in the guest; tools/vm/run shares it.
 k INSTALL_MOD_PATH="$out" modules_install >>"$out/build.log" 2>&1 || die "modules_install failed: $out/build.log"
 kver=$(cat "$out/build/include/config/kernel.release")
+# Not needed in the guest (vrss.ko is built with KDIR), and absolute paths.
+rm -f "$out/lib/modules/$kver/build" "$out/lib/modules/$kver/source"
 cp "$out/build/arch/x86/boot/bzImage" "$out/bzImage"
 echo "$kver" > "$out/kver"
 echo $(( $(date +%s) - start )) > "$out/build-seconds"

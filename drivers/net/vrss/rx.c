@@ -182,7 +182,7 @@ void vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 static int vrss_poll(struct napi_struct *napi, int budget)
 {
 	struct vrss_queue *q = container_of(napi, struct vrss_queue, napi);
-	unsigned int bytes = 0;
+	unsigned int bytes = 0, delivered = 0;
 	struct sk_buff *skb;
 	int done = 0;
 
@@ -197,14 +197,26 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	}
 
 	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
+		done++;
+		/*
+		 * GRO rewrites the fragment lists of the skbs it merges, so
+		 * it may only see data this queue alone holds.  A clone (a
+		 * local TCP sender's segment through veth, or any frame while
+		 * a packet socket taps the lower) gets a head of its own.
+		 */
+		if (unlikely(skb_unclone(skb, GFP_ATOMIC))) {
+			atomic64_inc(&q->drops);
+			kfree_skb(skb);
+			continue;
+		}
 		skb_record_rx_queue(skb, q->index);
 		bytes += skb->len;
 		napi_gro_receive(napi, skb);
-		done++;
+		delivered++;
 	}
 
 	u64_stats_update_begin(&q->syncp);
-	u64_stats_add(&q->packets, done);
+	u64_stats_add(&q->packets, delivered);
 	u64_stats_add(&q->bytes, bytes);
 	u64_stats_update_end(&q->syncp);
 	WRITE_ONCE(q->last_cpu, smp_processor_id());

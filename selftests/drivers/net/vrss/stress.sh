@@ -1,0 +1,319 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Stress: configuration churn under multi-flow TCP and UDP traffic, from
+# several processes at once.  Per round, workers repeat, concurrently:
+#   rxhash      ethtool -K rxhash on/off
+#   channels    ethtool -L rx 1..N
+#   table       ethtool -X equal/weight/default/hkey, two writers
+#   knobs       sysfs threshold/hysteresis/interval_ms writes and reads,
+#               ethtool -N rx-flow-hash sd/sdfn, two writers
+#   link        vrss0 down, ethtool -G while down, up; the lower down/up
+#   cpu         the last CPU (a queue's CPU) offline and online
+#   read        ethtool -S/-x/-l/-g/-k/-n, ip -s link
+# then traffic stops and the packet accounting must hold: every frame the
+# lower received was delivered by a vrss0 queue or counted as a drop.  A
+# shorter phase adds a worker deleting and recreating vrss0 under the
+# same load.  At the end the lower is deleted under traffic and the
+# module removed.  Each step is bounded (10 s): one that hangs fails the
+# round.  Oopses and WARNs fail the run (panic_on_warn, tools/vm/run).
+#
+# VRSS_STRESS_SECONDS (default 36) is the churn time over all rounds.
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
+command -v iperf3 > /dev/null || ktap_skip_all "iperf3 not installed"
+[ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs"
+
+ROUNDS=3
+churn=$(( ${VRSS_STRESS_SECONDS:-36} / ROUNDS ))
+[ "$churn" -ge 2 ] || churn=2
+nq=$(nproc)
+lastcpu=$((nq - 1))
+work=$(mktemp -d)
+klog0=$(dmesg | wc -l)
+taint0=$(vrss_taint_other)
+
+ktap_plan $((1 + ROUNDS * 5 + 4))
+
+pids=
+stop_all() {
+	touch "$work/stop" "$work/tstop"
+	pkill -f "vrss_udp.py send" 2> /dev/null
+	pkill -x iperf3 2> /dev/null
+	[ -z "$pids" ] || wait $pids 2> /dev/null
+	pids=
+}
+cleanup() {
+	stop_all
+	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
+	vrss_net_cleanup
+	vrss_unload 2> /dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+peer() {
+	ip netns exec $VRSS_PEER "$@"
+}
+
+running() {
+	[ ! -e "$work/stop" ]
+}
+
+# step CMD...: one configuration step, bounded; its exit status is logged
+# per worker, the command too when it hung.
+step() {
+	local rc
+	timeout -k 2 10 "$@" > /dev/null 2>&1
+	rc=$?
+	echo "$rc" >> "$work/steps.$worker"
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		echo "$worker: $*" >> "$work/hung"
+	fi
+}
+
+pick() {
+	shift $((RANDOM % $#))
+	echo "$1"
+}
+
+w_rxhash() {
+	local s=off
+	while running; do
+		step ethtool -K vrss0 rxhash $s
+		[ $s = on ] && s=off || s=on
+		sleep 0.$((RANDOM % 4))
+	done
+}
+
+w_channels() {
+	while running; do
+		step ethtool -L vrss0 rx $((RANDOM % nq + 1))
+		sleep 0.$((RANDOM % 4))
+	done
+}
+
+w_table() {
+	while running; do
+		case $((RANDOM % 4)) in
+		0) step ethtool -X vrss0 equal $((RANDOM % nq + 1)) ;;
+		1) step ethtool -X vrss0 weight 1 $((RANDOM % 3 + 1)) ;;
+		2) step ethtool -X vrss0 default ;;
+		3) step ethtool -X vrss0 hkey "$(od -An -tx1 -N40 /dev/urandom | tr -s ' \n' '::' | sed 's/^://;s/:$//')" ;;
+		esac
+	done
+}
+
+w_knobs() {
+	local d=/sys/class/net/vrss0/vrss
+	while running; do
+		step sh -c "echo $(pick 0 30 80 100 $((RANDOM % 101))) > $d/threshold"
+		step sh -c "echo $((RANDOM % 60)) > $d/hysteresis"
+		step sh -c "echo $(pick 10 20 50 100) > $d/interval_ms"
+		step cat $d/state $d/width $d/primary_load $d/effective_indir $d/lower
+		step ethtool -N vrss0 rx-flow-hash "$(pick tcp4 udp4 tcp6 udp6)" "$(pick sd sdfn)"
+	done
+}
+
+w_link() {
+	while running; do
+		step ip link set vrss0 down
+		step ethtool -G vrss0 rx "$(pick 64 256 1024 4096)"
+		step ip link set vrss0 up
+		sleep 0.3
+		step ip link set veth0 down
+		sleep 0.1
+		step ip link set veth0 up
+		sleep 0.5
+	done
+}
+
+w_cpu() {
+	local f=/sys/devices/system/cpu/cpu$lastcpu/online
+	while running; do
+		step sh -c "echo 0 > $f"
+		sleep 0.5
+		step sh -c "echo 1 > $f"
+		sleep 1
+	done
+}
+
+w_read() {
+	while running; do
+		step ethtool -S vrss0
+		step ethtool -x vrss0
+		step ethtool -l vrss0
+		step ethtool -g vrss0
+		step ethtool -k vrss0
+		step ethtool -n vrss0 rx-flow-hash udp4
+		step ip -s link show vrss0
+	done
+}
+
+# vrss0 on veth0 with one queue per CPU, addressed, rxhash on.
+mk_vrss0() {
+	ip link add link veth0 name vrss0 numrxqueues $nq type vrss &&
+		ip link set vrss0 up &&
+		ip addr add $VRSS_IP/24 dev vrss0 &&
+		ip neigh replace $VRSS_PEER_IP dev vrss0 nud permanent lladdr "$peer_mac" &&
+		ethtool -K vrss0 rxhash on
+}
+
+w_recreate() {
+	while running; do
+		step ip link del vrss0
+		step bash -c "$(declare -f mk_vrss0); nq=$nq VRSS_IP=$VRSS_IP \
+			VRSS_PEER_IP=$VRSS_PEER_IP peer_mac=$peer_mac mk_vrss0"
+		sleep 0.5
+	done
+}
+
+start_workers() {
+	rm -f "$work/stop"
+	for worker in "$@"; do
+		case $worker in
+		*2) "w_${worker%2}" & ;;
+		*) "w_$worker" & ;;
+		esac
+		pids+=" $!"
+	done
+}
+
+# Multi-flow UDP from every CPU of the peer, 4-stream TCP, until stopped.
+start_traffic() {
+	local c
+	rm -f "$work/tstop"
+	for ((c = 0; c < nq; c++)); do
+		peer taskset -c $c bash -c 'while [ ! -e "$1" ]; do
+				"$2" send "$3" 32 300 64 $((30000 + 100 * $4)) || sleep 0.2
+			done' _ "$work/tstop" "$VRSS_DIR/vrss_udp.py" $VRSS_IP $c > /dev/null 2>&1 &
+		pids+=" $!"
+	done
+	bash -c 'while [ ! -e "$1" ]; do timeout 30 iperf3 -s -1 > /dev/null 2>&1; done' \
+		_ "$work/tstop" &
+	pids+=" $!"
+	peer bash -c 'while [ ! -e "$1" ]; do
+			timeout 15 iperf3 -c "$2" -t 4 -P 4 --connect-timeout 1000 > /dev/null 2>&1 ||
+				sleep 0.3
+		done' _ "$work/tstop" $VRSS_IP &
+	pids+=" $!"
+}
+
+# Frames the lower received, and what vrss0 did with its share of them.
+lower_rx() {
+	cat /sys/class/net/veth0/statistics/rx_packets
+}
+vrss_acct() {
+	ethtool -S vrss0 | awk '
+		$1 ~ /^rx_queue_[0-9]+_packets:$/ { d += $2 }
+		$1 ~ /^rx_queue_[0-9]+_drops:$/ { r += $2 }
+		$1 == "rx_dropped_down:" { n += $2 }
+		END { print d, r, n }'
+}
+
+# counts: the lower's frames and vrss0's accounting, read at a quiet
+# moment (vrss0's totals the same before and after reading the lower's), so
+# that no frame is between the two: "LOWER DELIVERED DROPS DOWN".
+counts() {
+	local i a b l
+	for ((i = 0; i < 20; i++)); do
+		a=$(vrss_acct)
+		l=$(lower_rx)
+		b=$(vrss_acct)
+		[ "$a" = "$b" ] && break
+		sleep 0.2
+	done
+	echo "$l $b"
+}
+
+# A fresh vrss0 with no traffic running: the base of the accounting.
+fresh() {
+	ip link del vrss0 2> /dev/null
+	ip link set veth0 up
+	mk_vrss0 || return 1
+	sleep 0.5
+	read -r base_lower base_del base_drop base_down < <(counts)
+}
+
+setup() {
+	vrss_load && vrss_net_setup numrxqueues $nq || return 1
+	peer_mac=$(peer cat /sys/class/net/veth1/address)
+	fresh
+}
+# Not through ktap_check: setup's variables must outlive it.
+setup > "$work/setup.log" 2>&1
+ktap_result "vrss0 on veth0 with $nq queues, rxhash on, $churn s of churn per round" $?
+sed 's/^/# /' "$work/setup.log"
+
+all_workers="rxhash channels table table2 knobs knobs2 link read"
+[ -e /sys/devices/system/cpu/cpu$lastcpu/online ] && all_workers+=" cpu"
+
+summary() {
+	local f n out=
+	for f in "$work"/steps.*; do
+		[ -e "$f" ] || continue
+		n=$(wc -l < "$f")
+		out+=" ${f##*/steps.} $n ($(grep -vc '^0$' "$f") refused),"
+		rm -f "$f"
+	done
+	echo "# steps:${out%,}"
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	rm -f "$work/hung"
+	start_traffic
+	start_workers $all_workers
+	sleep $churn
+	stop_all
+	summary
+	ktap_result "round $r: $churn s of concurrent configuration under traffic, no step hung" \
+		"$([ ! -s "$work/hung" ]; echo $?)"
+	[ ! -s "$work/hung" ] || sed 's/^/# hung: /' "$work/hung"
+
+	# Back to a working state, traffic drained.
+	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
+	ip link set veth0 up
+	ip link set vrss0 up
+	sleep 1
+	read -r lower del drop down < <(counts)
+	lower=$((lower - base_lower))
+	del=$((del - base_del)) drop=$((drop - base_drop)) down=$((down - base_down))
+	echo "# lower received $lower = delivered $del + ring drops $drop + dropped while down $down"
+	ktap_result "round $r: traffic reached vrss0" "$([ "$del" -gt 0 ]; echo $?)"
+	ktap_result "round $r: lower's frames = delivered + counted drops" \
+		"$([ "$lower" = $((del + drop + down)) ]; echo $?)"
+	ktap_check "round $r: vrss0 still answers (ethtool -x, sysfs, a ping)" sh -c \
+		"ethtool -x vrss0 > /dev/null && cat /sys/class/net/vrss0/vrss/state > /dev/null &&
+		 ip netns exec $VRSS_PEER ping -c 2 -i 0.2 -W 2 $VRSS_IP > /dev/null"
+
+	# Delete and recreate vrss0 under the same load.
+	rm -f "$work/hung"
+	start_traffic
+	start_workers $all_workers recreate
+	sleep $((churn / 2 + 1))
+	stop_all
+	summary
+	ktap_result "round $r: vrss0 deleted and recreated under traffic and churn, no step hung" \
+		"$([ ! -s "$work/hung" ]; echo $?)"
+	[ ! -s "$work/hung" ] || sed 's/^/# hung: /' "$work/hung"
+	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
+	fresh > "$work/fresh.log" 2>&1 || { echo "# could not recreate vrss0:"; sed 's/^/# /' "$work/fresh.log"; }
+done
+
+start_traffic
+sleep 2
+ktap_check "delete the lower under traffic: vrss0 goes with it" timeout 10 sh -c \
+	'ip link del veth0 && ! ip link show vrss0 2>/dev/null'
+stop_all
+vrss_net_cleanup
+ktap_check "module refcount 0, rmmod within 10 s" sh -c \
+	'[ "$(awk '"'"'$1 == "vrss" { print $3 }'"'"' /proc/modules)" = 0 ] && timeout 10 rmmod vrss'
+# The rig fails the run on these too; here they get a name.
+ktap_check "no WARN, BUG, lockdep or KASAN report in the kernel log" sh -c \
+	"! dmesg | tail -n +$((klog0 + 1)) | grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN|possible .*(deadlock|recursive)'"
+ktap_check "no taint beyond out-of-tree and unsigned" \
+	test "$(vrss_taint_other)" -eq "$taint0"
+ktap_finish

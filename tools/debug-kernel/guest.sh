@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# In the debug-kernel guest (tools/debug-kernel/check.sh): every selftest,
+# then a kmemleak scan.  Leak suspects from before the tests (boot, the
+# rig's mounts) are cleared first, so what is left is the tests' doing.
+set -u
+leaks=/sys/kernel/debug/kmemleak
+[ -w "$leaks" ] || { echo "guest.sh: no $leaks: not the debug kernel?" >&2; exit 1; }
+echo scan > "$leaks"
+echo clear > "$leaks"
+
+make -s -C selftests/drivers/net/vrss run_tests ${VRSS_TEST_PROGS:+TEST_PROGS="$VRSS_TEST_PROGS"}
+rc=$?
+
+# Two scans: an object freed late (RCU, deferred work) is not reported by
+# the second one; a leak is reported by both.
+echo scan > "$leaks"
+sleep 5
+echo scan > "$leaks"
+report=$(cat "$leaks")
+if [ -n "$report" ]; then
+	echo "kmemleak: unreferenced objects after the tests:"
+	echo "$report"
+	rc=1
+else
+	echo "kmemleak: no unreferenced objects after the tests"
+fi
+echo "lockdep: $(grep -E 'lock-classes|direct dependencies|debug_locks' /proc/lockdep_stats 2>/dev/null | tr -s ' ' | paste -sd, -)"
+exit $rc
