@@ -13,7 +13,7 @@ vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 command -v modinfo > /dev/null || ktap_skip_all "modinfo not installed"
 
-ktap_plan 24
+ktap_plan 25
 
 cleanup() {
 	vrss_trace_off
@@ -113,6 +113,20 @@ einval() {
 	grep -q "Invalid argument" <<< "$err"
 }
 ktap_check "the error is EINVAL" einval
+
+ro_writes() {
+	local f rc=0 before
+	for f in state width primary_load lower effective_indir; do
+		before=$(vrss_sys $f)
+		if vrss_sys_set $f 1 2>/dev/null; then
+			echo "writing to read-only $f succeeded"
+			rc=1
+		fi
+		[ "$(vrss_sys $f)" = "$before" ] || { echo "$f changed"; rc=1; }
+	done
+	return $rc
+}
+ktap_check "writes to the read-only status files fail (5 files)" ro_writes
 
 ro_writes() {
 	local f rc=0

@@ -13,7 +13,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 nq=$(nproc)
 
-ktap_plan 28
+ktap_plan 33
 
 cleanup() {
 	vrss_net_cleanup
@@ -81,7 +81,7 @@ ktap_check "packet sockets see skb hash = Toeplitz with the new key" \
 expect_unchanged() {
 	local name=$1 before after rc=0
 	shift
-	before=$(ethtool -x vrss0 && ethtool -n vrss0 rx-flow-hash udp4) || {
+	before=$(ethtool -x vrss0 && ethtool -n vrss0 rx-flow-hash udp4 && ethtool -l vrss0) || {
 		ktap_result "$name # cannot read the configuration" 1
 		return
 	}
@@ -90,7 +90,7 @@ expect_unchanged() {
 		rc=1
 	fi
 	echo "# $*: ${out:-(no message)}"
-	after=$(ethtool -x vrss0; ethtool -n vrss0 rx-flow-hash udp4)
+	after=$(ethtool -x vrss0; ethtool -n vrss0 rx-flow-hash udp4; ethtool -l vrss0)
 	[ "$before" = "$after" ] || { echo "# '$*' changed the configuration"; rc=1; }
 	ktap_result "$name" $rc
 }
@@ -104,6 +104,14 @@ expect_unchanged "rx-flow-hash udp4 sdt refused, nothing changed" \
 	ethtool -N vrss0 rx-flow-hash udp4 sdt
 expect_unchanged "rx-flow-hash sctp4 sd refused, nothing changed" \
 	ethtool -N vrss0 rx-flow-hash sctp4 sd
+expect_unchanged "a 41-byte key refused, nothing changed" \
+	ethtool -X vrss0 hkey "$newkey:00"
+expect_unchanged "weights for $((nq + 1)) queues on $nq refused, nothing changed" \
+	ethtool -X vrss0 weight $(yes 1 | head -n $((nq + 1)))
+expect_unchanged "an additional RSS context refused, nothing changed" \
+	ethtool -X vrss0 context new equal 1
+expect_unchanged "ethtool -L rx 0 refused, nothing changed" ethtool -L vrss0 rx 0
+expect_unchanged "ethtool -L tx 2 refused, nothing changed" ethtool -L vrss0 tx 2
 
 ethtool -N vrss0 rx-flow-hash udp4 sd
 ktap_check "rx-flow-hash udp4 sd: ethtool -n shows addresses only" sh -c \

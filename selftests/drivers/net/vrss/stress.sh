@@ -16,7 +16,8 @@
 # shorter phase adds a worker deleting and recreating vrss0 under the
 # same load.  At the end the lower is deleted under traffic and the
 # module removed.  Each step is bounded (10 s): one that hangs fails the
-# round.  Oopses and WARNs fail the run (panic_on_warn, tools/vm/run).
+# round (VRSS_STEP_TIMEOUT: the bound, for slow debug kernels).  Oopses
+# and WARNs fail the run (panic_on_warn, tools/vm/run).
 #
 # VRSS_STRESS_SECONDS (default 36) is the churn time over all rounds.
 
@@ -41,7 +42,7 @@ ktap_plan $((1 + ROUNDS * 5 + 4))
 pids=
 stop_all() {
 	touch "$work/stop" "$work/tstop"
-	pkill -f "vrss_udp.py send" 2> /dev/null
+	pkill -f "vrss_udp.py flood" 2> /dev/null
 	pkill -x iperf3 2> /dev/null
 	[ -z "$pids" ] || wait $pids 2> /dev/null
 	pids=
@@ -66,13 +67,16 @@ running() {
 # step CMD...: one configuration step, bounded; its exit status is logged
 # per worker, the command too when it hung.
 step() {
-	local rc
-	timeout -k 2 10 "$@" > /dev/null 2>&1
+	local rc t0=$EPOCHREALTIME
+	timeout -k 2 "${VRSS_STEP_TIMEOUT:-10}" "$@" > /dev/null 2>&1
 	rc=$?
-	echo "$rc" >> "$work/steps.$worker"
+	echo "$rc $(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 )) $1 $2 $3" >> "$work/steps.$worker"
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		echo "$worker: $*" >> "$work/hung"
 	fi
+	# Under TCG starting a process costs more than the step: without a
+	# pause the workers would starve the traffic they are meant to meet.
+	sleep 0.3
 }
 
 pick() {
@@ -182,24 +186,37 @@ start_workers() {
 	done
 }
 
-# Multi-flow UDP from every CPU of the peer, 4-stream TCP, until stopped.
+# Multi-flow UDP from every CPU of the peer, TCP and UDP from iperf3,
+# until stopped.
 start_traffic() {
-	local c
+	local c args port=5202
 	rm -f "$work/tstop"
 	for ((c = 0; c < nq; c++)); do
-		peer taskset -c $c bash -c 'while [ ! -e "$1" ]; do
-				"$2" send "$3" 32 300 64 $((30000 + 100 * $4)) || sleep 0.2
-			done' _ "$work/tstop" "$VRSS_DIR/vrss_udp.py" $VRSS_IP $c > /dev/null 2>&1 &
+		peer taskset -c $c "$VRSS_DIR/vrss_udp.py" flood $VRSS_IP 32 64 \
+			$((30000 + 100 * c)) "$work/tstop" > /dev/null 2>&1 &
 		pids+=" $!"
 	done
-	bash -c 'while [ ! -e "$1" ]; do timeout 30 iperf3 -s -1 > /dev/null 2>&1; done' \
-		_ "$work/tstop" &
-	pids+=" $!"
-	peer bash -c 'while [ ! -e "$1" ]; do
-			timeout 15 iperf3 -c "$2" -t 4 -P 4 --connect-timeout 1000 > /dev/null 2>&1 ||
-				sleep 0.3
-		done' _ "$work/tstop" $VRSS_IP &
-	pids+=" $!"
+	# iperf3 TCP (4 streams, port 5201) and unpaced UDP (8 streams of
+	# 64-byte datagrams, port 5202): C senders, fast enough to fill rings.
+	for args in "-P 4" "-u -b 0 -l 64 -P 8"; do
+		port=$((port == 5201 ? 5202 : 5201))
+		bash -c 'while [ ! -e "$1" ]; do timeout 30 iperf3 -s -1 -p $2 > /dev/null 2>&1; done' \
+			_ "$work/tstop" $port &
+		pids+=" $!"
+		peer bash -c 'while [ ! -e "$1" ]; do
+				timeout 15 iperf3 -c "$2" -p $3 -t 4 $4 --connect-timeout 1000 \
+					> /dev/null 2>&1 || sleep 0.3
+			done' _ "$work/tstop" $VRSS_IP $port "$args" &
+		pids+=" $!"
+	done
+	# The senders take seconds to start under TCG (more on a debug
+	# kernel): the churn starts once traffic flows.
+	local i r0
+	r0=$(lower_rx)
+	for ((i = 0; i < 300; i++)); do
+		[ $(($(lower_rx) - r0)) -lt 100 ] || break
+		sleep 0.2
+	done
 }
 
 # Frames the lower received, and what vrss0 did with its share of them.
@@ -250,16 +267,21 @@ sed 's/^/# /' "$work/setup.log"
 
 all_workers="rxhash channels table table2 knobs knobs2 link read"
 [ -e /sys/devices/system/cpu/cpu$lastcpu/online ] && all_workers+=" cpu"
+# VRSS_STRESS_WORKERS: a subset, to chase a problem down.
+all_workers=${VRSS_STRESS_WORKERS-$all_workers}
 
 summary() {
 	local f n out=
 	for f in "$work"/steps.*; do
 		[ -e "$f" ] || continue
 		n=$(wc -l < "$f")
-		out+=" ${f##*/steps.} $n ($(grep -vc '^0$' "$f") refused),"
+		out+=" ${f##*/steps.} $n ($(grep -vc '^0 ' "$f") refused),"
+		cat "$f" >> "$work/steps"
 		rm -f "$f"
 	done
 	echo "# steps:${out%,}"
+	sort -k2,2n "$work/steps" | tail -n 1 | awk '{ $1 = ""; print "# slowest step:" $0 " ms" }'
+	rm -f "$work/steps"
 }
 
 for ((r = 1; r <= ROUNDS; r++)); do

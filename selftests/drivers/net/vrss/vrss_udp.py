@@ -9,6 +9,9 @@
   vrss_udp.py send DST FLOWS PER_FLOW SIZE [SPORT]
       The same with SIZE-byte payloads (over the MTU: IP fragments), and
       source ports from SPORT on (several senders at once).
+  vrss_udp.py flood DST FLOWS SIZE SPORT STOPFILE
+      Sends round robin over FLOWS flows until the file STOPFILE exists,
+      skipping sends that fail (the stress test takes links down).
   vrss_udp.py pace DST FLOWS PER_FLOW GAP
       Light traffic: the same flows, one datagram per flow every GAP
       seconds.
@@ -27,6 +30,10 @@
       millisecond, and every 50 flips `ethtool -L DEV rx QUEUES - 1` for 6
       flips; then threshold 80 and QUEUES queues again.  Prints the number
       of flips and of queue count changes.
+  vrss_udp.py malformed IFACE DSTMAC CASE COUNT | malformed list
+      Sends COUNT copies of a named malformed frame (runts, bad IPv4
+      header lengths, truncated IPv6 extension headers, fragments, VLAN
+      and QinQ tags, non-IP, jumbo) from IFACE to DSTMAC.
   vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
       COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
       of payload, through a packet socket on IFACE.
@@ -48,6 +55,7 @@
       load policy's width (sysfs vrss/effective_indir) instead.
 """
 import ctypes
+import errno
 import ipaddress
 import os
 import re
@@ -71,6 +79,25 @@ def send(dst, flows, per_flow, size=4, sport=SPORT):
     for _ in range(per_flow):
         for f, s in enumerate(socks):
             s.sendto(payload, (dst, DPORT + f))
+
+
+def flood(dst, flows, size, sport, stopfile):
+    """Send round robin over @flows until @stopfile exists; a send that
+    fails (the link under it going down and up) is skipped."""
+    family = socket.AF_INET6 if ":" in dst else socket.AF_INET
+    payload = b"v" * size
+    socks = []
+    for f in range(flows):
+        s = socket.socket(family, socket.SOCK_DGRAM)
+        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", sport + f))
+        socks.append(s)
+    while not os.path.exists(stopfile):
+        for _ in range(64):
+            for f, s in enumerate(socks):
+                try:
+                    s.sendto(payload, (dst, DPORT + f))
+                except OSError:
+                    pass
 
 
 def pace(dst, flows, per_flow, gap):
@@ -165,6 +192,85 @@ def raw(iface, dstmac, ethertype, length, count):
              int(ethertype, 16).to_bytes(2, "big") + bytes(length))
     for _ in range(count):
         s.send(frame)
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def ipv4(payload, proto=17, ihl=5, tot_len=None, frag=0, good_csum=True):
+    """An IPv4 header from the peer to vrss0 (192.0.2.1 > 192.0.2.2)."""
+    opts = bytes(max(ihl, 5) * 4 - 20)
+    if tot_len is None:
+        tot_len = 20 + len(opts) + len(payload)
+    h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, tot_len, 1, frag, 64,
+                    proto, 0, socket.inet_aton("192.0.2.1"),
+                    socket.inet_aton("192.0.2.2")) + opts
+    c = csum(h) if good_csum else (csum(h) ^ 0x5555)
+    return h[:10] + struct.pack("!H", c) + h[12:] + payload
+
+
+def ipv6(payload, nexthdr=17, plen=None):
+    """An IPv6 header from the peer to vrss0 (2001:db8::1 > 2001:db8::2)."""
+    if plen is None:
+        plen = len(payload)
+    return (struct.pack("!IHBB", 0x60000000, plen, nexthdr, 64) +
+            socket.inet_pton(socket.AF_INET6, "2001:db8::1") +
+            socket.inet_pton(socket.AF_INET6, "2001:db8::2") + payload)
+
+
+UDP = struct.pack("!HHHH", 40000, 9, 12, 0) + b"vrss"
+ETH_IP, ETH_IP6, ETH_VLAN, ETH_QINQ = 0x0800, 0x86DD, 0x8100, 0x88A8
+
+
+def vlan(vid, inner):
+    return struct.pack("!HH", vid, inner)
+
+
+# name: (ethertype, frame after the Ethernet header)
+MALFORMED = {
+    "eth-only": (ETH_IP, b""),
+    "ipv4-runt": (ETH_IP, ipv4(UDP)[:10]),
+    "ipv4-bad-ihl": (ETH_IP, ipv4(UDP, ihl=3)),
+    "ipv4-ihl-past-end": (ETH_IP, b"\x4f" + ipv4(UDP)[1:28]),
+    "ipv4-tot-len-long": (ETH_IP, ipv4(UDP, tot_len=1000)),
+    "ipv4-tot-len-short": (ETH_IP, ipv4(UDP, tot_len=12)),
+    "ipv4-bad-csum": (ETH_IP, ipv4(UDP, good_csum=False)),
+    "ipv4-fragment": (ETH_IP, ipv4(UDP + bytes(20), frag=0x2000)),
+    "ipv6-runt": (ETH_IP6, ipv6(UDP)[:20]),
+    "ipv6-plen-long": (ETH_IP6, ipv6(UDP, plen=1000)),
+    "ipv6-ext-cut": (ETH_IP6, ipv6(b"\x11\x20" + bytes(6), nexthdr=0)),
+    "ipv6-ext-chain": (ETH_IP6, ipv6(b"\x3c\x00" + bytes(6) + b"\x2b\x00" +
+                                     bytes(6) + b"\x11\x00" + bytes(6) + UDP,
+                                     nexthdr=0)),
+    "ipv6-fragment": (ETH_IP6, ipv6(b"\x11\x00\x00\x01" + b"\0\0\0\x2a" +
+                                    UDP + bytes(16), nexthdr=44)),
+    "vlan-ipv4": (ETH_VLAN, vlan(10, ETH_IP) + ipv4(UDP)),
+    "qinq-ipv4": (ETH_QINQ, vlan(10, ETH_VLAN) + vlan(20, ETH_IP) + ipv4(UDP)),
+    "non-ip": (0x88B5, bytes(46)),
+    "jumbo": (ETH_IP, ipv4(UDP + bytes(3960))),
+}
+
+
+def malformed(iface, dstmac, name, count):
+    ethertype, body = MALFORMED[name]
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    frame = (bytes.fromhex(dstmac.replace(":", "")) + s.getsockname()[4] +
+             ethertype.to_bytes(2, "big") + body)
+    for _ in range(count):
+        try:
+            s.send(frame)
+        except OSError as e:
+            # ENOBUFS: the device dropped it (over its peer's MTU); the
+            # caller counts those drops.
+            if e.errno != errno.ENOBUFS:
+                raise
 
 
 def toeplitz(key, data):
@@ -306,6 +412,8 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "send":
         send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:5]])
+    elif cmd == "flood":
+        flood(args[0], int(args[1]), int(args[2]), int(args[3]), args[4])
     elif cmd == "pace":
         pace(args[0], int(args[1]), int(args[2]), float(args[3]))
     elif cmd == "seqsend":
@@ -314,6 +422,11 @@ def main():
         seqrecv(args[0], int(args[1]), int(args[2]))
     elif cmd == "flip":
         flip(args[0], int(args[1]), args[2])
+    elif cmd == "malformed":
+        if args[0] == "list":
+            print(" ".join(MALFORMED))
+        else:
+            malformed(args[0], args[1], args[2], int(args[3]))
     elif cmd == "raw":
         raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "hashcheck":
