@@ -66,9 +66,9 @@ tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 fai
 while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --timeout 1800 -- \
 		make -s -C selftests/drivers/net/vrss run_tests
-	# The steering tests again with 4 queues on 4 vCPUs.
+	# The steering tests and the stress suite again with 4 queues on 4 vCPUs.
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
-		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh"
+		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh stress.sh"
 done < <(tools/scripts/kernels.sh)
 
 echo
