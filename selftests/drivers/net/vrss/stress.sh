@@ -284,19 +284,26 @@ summary() {
 	rm -f "$work/steps"
 }
 
-for ((r = 1; r <= ROUNDS; r++)); do
+# churn NAME SECONDS WORKER...: the workers for SECONDS under traffic; no
+# step may hang.
+churn() {
+	local name=$1 secs=$2
+	shift 2
 	rm -f "$work/hung"
 	start_traffic
-	start_workers $all_workers
-	sleep $churn
+	start_workers "$@"
+	sleep "$secs"
 	stop_all
 	summary
-	ktap_result "round $r: $churn s of concurrent configuration under traffic, no step hung" \
-		"$([ ! -s "$work/hung" ]; echo $?)"
+	ktap_result "$name, no step hung" "$([ ! -s "$work/hung" ]; echo $?)"
 	[ ! -s "$work/hung" ] || sed 's/^/# hung: /' "$work/hung"
+	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	churn "round $r: $churn s of concurrent configuration under traffic" $churn $all_workers
 
 	# Back to a working state, traffic drained.
-	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
 	ip link set veth0 up
 	ip link set vrss0 up
 	sleep 1
@@ -311,17 +318,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		"ethtool -x vrss0 > /dev/null && cat /sys/class/net/vrss0/vrss/state > /dev/null &&
 		 ip netns exec $VRSS_PEER ping -c 2 -i 0.2 -W 2 $VRSS_IP > /dev/null"
 
-	# Delete and recreate vrss0 under the same load.
-	rm -f "$work/hung"
-	start_traffic
-	start_workers $all_workers recreate
-	sleep $((churn / 2 + 1))
-	stop_all
-	summary
-	ktap_result "round $r: vrss0 deleted and recreated under traffic and churn, no step hung" \
-		"$([ ! -s "$work/hung" ]; echo $?)"
-	[ ! -s "$work/hung" ] || sed 's/^/# hung: /' "$work/hung"
-	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
+	churn "round $r: vrss0 deleted and recreated under traffic and churn" \
+		$((churn / 2 + 1)) $all_workers recreate
 	fresh > "$work/fresh.log" 2>&1 || { echo "# could not recreate vrss0:"; sed 's/^/# /' "$work/fresh.log"; }
 done
 

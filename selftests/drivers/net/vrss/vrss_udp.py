@@ -68,14 +68,20 @@ import time
 SPORT, DPORT = 20000, 7000
 
 
-def send(dst, flows, per_flow, size=4, sport=SPORT):
+def flow_sockets(dst, flows, sport):
+    """One UDP socket per flow, bound to source ports from @sport on."""
     family = socket.AF_INET6 if ":" in dst else socket.AF_INET
-    payload = b"v" * size
     socks = []
     for f in range(flows):
         s = socket.socket(family, socket.SOCK_DGRAM)
         s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", sport + f))
         socks.append(s)
+    return socks
+
+
+def send(dst, flows, per_flow, size=4, sport=SPORT):
+    payload = b"v" * size
+    socks = flow_sockets(dst, flows, sport)
     for _ in range(per_flow):
         for f, s in enumerate(socks):
             s.sendto(payload, (dst, DPORT + f))
@@ -84,13 +90,8 @@ def send(dst, flows, per_flow, size=4, sport=SPORT):
 def flood(dst, flows, size, sport, stopfile):
     """Send round robin over @flows until @stopfile exists; a send that
     fails (the link under it going down and up) is skipped."""
-    family = socket.AF_INET6 if ":" in dst else socket.AF_INET
     payload = b"v" * size
-    socks = []
-    for f in range(flows):
-        s = socket.socket(family, socket.SOCK_DGRAM)
-        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", sport + f))
-        socks.append(s)
+    socks = flow_sockets(dst, flows, sport)
     while not os.path.exists(stopfile):
         for _ in range(64):
             for f, s in enumerate(socks):
