@@ -15,7 +15,7 @@
 # lower received was delivered by a vrss0 queue or counted as a drop.  A
 # shorter phase adds a worker deleting and recreating vrss0 under the
 # same load.  At the end the lower is deleted under traffic and the
-# module removed.  Each step is bounded (10 s): one that hangs fails the
+# module removed.  Each step is bounded (20 s): one that hangs fails the
 # round (VRSS_STEP_TIMEOUT: the bound, for slow debug kernels).  Oopses
 # and WARNs fail the run (panic_on_warn, tools/vm/run).
 #
@@ -68,7 +68,7 @@ running() {
 # per worker, the command too when it hung.
 step() {
 	local rc t0=$EPOCHREALTIME
-	timeout -k 2 "${VRSS_STEP_TIMEOUT:-10}" "$@" > /dev/null 2>&1
+	timeout -k 2 "${VRSS_STEP_TIMEOUT:-20}" "$@" > /dev/null 2>&1
 	rc=$?
 	echo "$rc $(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 )) $1 $2 $3" >> "$work/steps.$worker"
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
@@ -329,8 +329,8 @@ ktap_check "delete the lower under traffic: vrss0 goes with it" timeout 10 sh -c
 	'ip link del veth0 && ! ip link show vrss0 2>/dev/null'
 stop_all
 vrss_net_cleanup
-ktap_check "module refcount 0, rmmod within 10 s" sh -c \
-	'[ "$(awk '"'"'$1 == "vrss" { print $3 }'"'"' /proc/modules)" = 0 ] && timeout 10 rmmod vrss'
+ktap_check "module refcount 0, rmmod within 20 s" sh -c \
+	'[ "$(awk '"'"'$1 == "vrss" { print $3 }'"'"' /proc/modules)" = 0 ] && timeout 20 rmmod vrss'
 # The rig fails the run on these too; here they get a name.
 ktap_check "no WARN, BUG, lockdep or KASAN report in the kernel log" sh -c \
 	"! dmesg | tail -n +$((klog0 + 1)) | grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN|possible .*(deadlock|recursive)'"
