@@ -37,6 +37,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /*
+ * The module parses the linear part of a frame first and keeps the result
+ * when the ports were found there (drivers/net/vrss/rss.c): a prefix that
+ * yields the ports must yield the same input as the whole frame.
+ */
+static void check_prefixes(const u8 *pkt, unsigned int len, unsigned int proto,
+			   unsigned int ports, const u8 *want, unsigned int n)
+{
+	u8 in[VRSS_TOEPLITZ_MAX_INPUT];
+	unsigned int m, k;
+	bool l4;
+
+	for (m = 0; m < len; m++) {
+		k = vrss_parse_input(pkt, m, proto, ports, in, &l4);
+		if (l4)
+			check(k == n && !memcmp(in, want, n));
+	}
+}
+
+/*
  * A frame as the module sees it: ethertype selector, hashed-ports mask,
  * then the bytes from the network header on, in a buffer of exactly that
  * size so that any read past it is an ASan report.
@@ -70,6 +89,7 @@ static void fuzz_frame(const u8 *data, size_t size)
 	check(l4 == (n == 12 || n == 36));
 	if (l4)
 		check(ports);
+	check_prefixes(pkt, len, proto, ports, in, n);
 	/* What the module does next: hash, bucket, effective queue. */
 	if (n) {
 		u32 hash = vrss_toeplitz_hash(&toeplitz, in, n);

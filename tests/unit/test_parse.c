@@ -326,11 +326,13 @@ static void test_vlan_tags(void **state)
 /*
  * A well-formed frame cut at every length: nothing to hash until the IP
  * header is whole, then the addresses, then the ports once all 4 bytes
- * are there.  Under ASan, parse() also shows it never reads past the cut.
+ * are there, and from then on the input of the whole frame (the module
+ * keeps what it parsed from the linear part when the ports are there).
+ * Under ASan, parse() also shows it never reads past the cut.
  */
 static void test_every_truncation(void **state)
 {
-	u8 in[VRSS_TOEPLITZ_MAX_INPUT];
+	u8 in[VRSS_TOEPLITZ_MAX_INPUT], whole[VRSS_TOEPLITZ_MAX_INPUT];
 	struct frame f = { 0 }, cut;
 	unsigned int n, l3end, want;
 	bool l4;
@@ -341,12 +343,17 @@ static void test_every_truncation(void **state)
 	l3end = f.len;
 	exthdr(&f, VRSS_IPPROTO_UDP, 2);
 	ports(&f, 7, 9);
+	memset(f.b + f.len, 0xa5, 16);	/* payload */
+	f.len += 16;
+	assert_int_equal(parse(&f, VRSS_FLOW_ALL_PORTS, whole, &l4), 36);
 	for (n = 0; n <= f.len; n++) {
 		cut = f;
 		cut.len = n;
 		want = n < l3end ? 0 : n < l3end + 16 + 4 ? 32 : 36;
 		assert_int_equal(parse(&cut, VRSS_FLOW_ALL_PORTS, in, &l4), want);
 		assert_int_equal(l4, want == 36);
+		if (l4)
+			assert_memory_equal(in, whole, 36);
 	}
 
 	memset(&f, 0, sizeof(f));

@@ -160,20 +160,30 @@ int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width)
 
 /*
  * Toeplitz input (include/vrss/parse.h): the frame's first bytes from the
- * network header, in place when they are in the linear part.
+ * network header.  The linear part is parsed in place first; when the
+ * ports are found there, more bytes cannot change the input (the parser
+ * reads at the same offsets, and every check it made still holds), so the
+ * copy out of the frags is only for frames whose headers are not all in
+ * the head, or whose ports cannot be hashed anyway.
  */
 static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
 				   u8 *in, bool *l4)
 {
 	unsigned int len = min_t(unsigned int, skb->len, VRSS_PARSE_BYTES);
+	unsigned int head = min(skb_headlen(skb), len);
+	unsigned int ports = READ_ONCE(vd->hash_ports);
+	unsigned int proto = ntohs(skb->protocol);
 	u8 buf[VRSS_PARSE_BYTES];
+	unsigned int n;
 	const u8 *data;
 
+	n = vrss_parse_input(skb->data, head, proto, ports, in, l4);
+	if (*l4 || head == len)
+		return n;
 	data = skb_header_pointer(skb, 0, len, buf);
 	if (!data)
 		return 0;
-	return vrss_parse_input(data, len, ntohs(skb->protocol),
-				READ_ONCE(vd->hash_ports), in, l4);
+	return vrss_parse_input(data, len, proto, ports, in, l4);
 }
 
 /*
