@@ -280,7 +280,7 @@ summary() {
 		rm -f "$f"
 	done
 	echo "# steps:${out%,}"
-	sort -k2,2n "$work/steps" | tail -n 1 | awk '{ $1 = ""; print "# slowest step:" $0 " ms" }'
+	sort -k2,2n "$work/steps" | tail -n 1 | awk '{ ms = $2; $1 = $2 = ""; sub(/^ +/, ""); print "# slowest step: " $0 ", " ms " ms" }'
 	rm -f "$work/steps"
 }
 
