@@ -56,7 +56,8 @@ static void test_max(void **state)
 static void fill_weights(u32 *indir, const unsigned int *weights,
 			 unsigned int n)
 {
-	unsigned int i, q = 0, sum = 0, acc = 0, total = 0;
+	unsigned int i, q = 0, acc = 0, total = 0;
+	unsigned int count[VRSS_INDIR_SIZE] = { 0 };
 
 	for (i = 0; i < n; i++)
 		total += weights[i];
@@ -66,9 +67,18 @@ static void fill_weights(u32 *indir, const unsigned int *weights,
 			q++;
 		}
 		indir[i] = q < n ? q : n - 1;
-		sum++;
+		count[indir[i]]++;
+		/* In queue order, as ethtool fills a weighted table. */
+		if (i)
+			assert_true(indir[i] >= indir[i - 1]);
 	}
-	assert_int_equal(sum, VRSS_INDIR_SIZE);
+	/* Each queue within one bucket of its share. */
+	for (q = 0; q < n; q++) {
+		long long diff = (long long)count[q] * total -
+				 (long long)VRSS_INDIR_SIZE * weights[q];
+
+		assert_true(diff > -(long long)total && diff < (long long)total);
+	}
 }
 
 /*

@@ -7,8 +7,13 @@
 # microbenchmark on the host; medians, spreads and derived ratios in
 # bench/results.json and bench/results.md.
 #
-# Environment: ROUNDS (5), SECONDS_PER_RUN (5), CPU_COUNTS ("2 4"),
-# KERNEL (6.12).
+# Then the same on the NIC a KVM guest has: a 2-vCPU guest with a
+# virtio-net NIC of 1 and of 2 queue pairs, the sender on the host
+# (tools/vm/run --nic).
+#
+# Environment: ROUNDS (5), SECONDS_PER_RUN (5), CPU_COUNTS ("2 4", veth
+# guests), NICS ("1 2", queue pairs of the virtio-net guests), KERNEL
+# (6.12).  An empty CPU_COUNTS or NICS skips those guests.
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -21,10 +26,15 @@ kver=$(tools/scripts/kernels.sh | awk -v s="$series" '$1 == s { print $2 }')
 tools/scripts/build-module.sh "$kver"
 make -s tools
 rm -rf build/bench
-for cpus in ${CPU_COUNTS:-2 4}; do
-	echo "bench: $cpus vCPUs, $rounds rounds of ${secs}-s runs"
+for cpus in ${CPU_COUNTS-2 4}; do
+	echo "bench: veth, $cpus vCPUs, $rounds rounds of ${secs}-s runs"
 	tools/vm/run --kernel "$series" --cpus "$cpus" --timeout $((rounds * 40 * (secs + 5) + 300)) -- \
 		tools/bench/guest.sh "build/bench/$cpus" "$rounds" "$secs"
+done
+for q in ${NICS-1 2}; do
+	echo "bench: virtio-net with $q queue pair(s), 2 vCPUs, host sender, $rounds rounds of ${secs}-s runs"
+	tools/vm/run --kernel "$series" --cpus 2 --nic "$q" --timeout $((rounds * 40 * (secs + 5) + 300)) -- \
+		tools/bench/guest.sh "build/bench/nic$q" "$rounds" "$secs"
 done
 tools/bench/toeplitz.sh > build/bench/toeplitz.json
 mkdir -p bench

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Inside the demo guest (tools/demo/demo.sh boots it): the vRSS experiment.
-# A multi-stream sender in the peer namespace floods vrss0; first with
-# vRSS off (rxhash off: one queue, one vCPU does all the receive work), then
-# on (rxhash on, default threshold: spreading once that vCPU is busy).
-# Writes off.json and on.json (vrss-ttcp's report) and the width changes
+# vrss0 sits on the guest's virtio-net NIC ($VRSS_NIC, tools/vm/run --nic);
+# a multi-stream sender on the host (tools/vm/host), outside the guest,
+# sends to it: first with vRSS off (rxhash off: every frame is received on
+# the vCPU the NIC's interrupt lands on), then on (rxhash on, default
+# threshold: spreading once that vCPU is busy).  Writes off.json and
+# on.json (vrss-ttcp's report, the receiver's side) and the width changes
 # traced during each run (vrss:vrss_width_change, CLOCK_MONOTONIC time
 # stamps like vrss-ttcp's) to OUT.
 #
@@ -13,34 +15,42 @@
 
 set -e
 out=$1 secs=$2 streams=$3 proto=${4:-tcp}
-# The sender plays the remote host on the last vCPU; receivers go where
-# the scheduler puts them unless VRSS_DEMO_RX_CPU pins them.
-tx_cpu=${VRSS_DEMO_TX_CPU:-$(($(nproc) - 1))}
-rx_pin=${VRSS_DEMO_RX_CPU:+,$VRSS_DEMO_RX_CPU}
 rx_opts= tx_opts=
 if [ "$proto" = udp ]; then
-	# Small datagrams, 64 per system call, segmented before the wire.
+	# Paced: an unpaced UDP flood into a saturated guest is receive
+	# livelock, whatever spreads it.
 	rx_opts=-u
-	tx_opts="-u -l ${VRSS_DEMO_LEN:-256} -g 64"
+	tx_opts="-u -l ${VRSS_DEMO_LEN:-256} -b ${VRSS_DEMO_UDP_MBIT:-10}"
 fi
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 ttcp=$repo/build/tools/vrss-ttcp
 source "$repo/selftests/drivers/net/vrss/lib.sh"
 mkdir -p "$out"
 
-trap 'vrss_net_cleanup; vrss_unload' EXIT
+[ -n "${VRSS_NIC:-}" ] || { echo "demo: no virtio-net NIC (tools/vm/run --nic 1)" >&2; exit 1; }
+GUEST=198.51.100.1
+HOST=198.51.100.2
+trap 'ip link del vrss0 2> /dev/null; vrss_unload' EXIT
 vrss_load
-vrss_net_setup numrxqueues "$(nproc)"
-ip netns exec $VRSS_PEER ip link set lo up
-ip netns exec $VRSS_PEER ethtool -K veth1 gso off tx-udp-segmentation off > /dev/null
+sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
+	net.ipv6.conf.$VRSS_NIC.disable_ipv6=1
+ip link set "$VRSS_NIC" up
+ip link add link "$VRSS_NIC" name vrss0 numrxqueues "$(nproc)" type vrss
+ip link set vrss0 up
+ip addr add $GUEST/24 dev vrss0
+ip neigh replace $HOST dev vrss0 nud permanent \
+	lladdr "$("$repo/tools/vm/host" run cat /sys/class/net/vrsstap0/address)"
+vdev=$(basename "$(readlink -f /sys/class/net/$VRSS_NIC/device)")
+irq=$(awk -v d="^$vdev-input" '$NF ~ d { sub(":", "", $1); print $1; exit }' /proc/interrupts)
+echo "demo: $VRSS_NIC's receive interrupt goes to vCPU(s) $(cat /proc/irq/$irq/effective_affinity_list 2>/dev/null || echo '?')"
 
 run() {
 	local name=$1
-	"$ttcp" -r $rx_opts -m "$streams$rx_pin" -t "$secs" -W 0 --json > "$out/$name.json" &
+	"$ttcp" -r $rx_opts -m "$streams" -t "$secs" -W 0 --json > "$out/$name.json" &
 	local rx=$!
 	sleep 0.5
 	vrss_trace_on vrss_width_change
-	ip netns exec $VRSS_PEER "$ttcp" -s $VRSS_IP $tx_opts -m "$streams,$tx_cpu" -t $((secs + 1)) -W 0
+	"$repo/tools/vm/host" run "$ttcp" -s $GUEST $tx_opts -m "$streams" -t $((secs + 1)) -W 0 > /dev/null
 	wait $rx
 	grep ' vrss_width_change: ' $VRSS_TRACING/trace > "$out/$name-widths.txt" || true
 	vrss_trace_off

@@ -11,6 +11,7 @@ logs=$repo/build/check
 mkdir -p "$logs"
 passed=0
 failed=0
+skipped=0
 summary=()
 
 # A guest run that failed on a known QEMU TCG fault, in code that is not
@@ -32,7 +33,7 @@ emulator_fault() {
 # suite NAME CMD...: run CMD with its output in the log and on stdout.
 # A guest suite that hit an emulator fault runs once more.
 suite() {
-	local name=$1 start rc secs fault= note=
+	local name=$1 start rc secs fault= note= skips
 	shift
 	echo "=== $name"
 	start=$(date +%s)
@@ -46,11 +47,15 @@ suite() {
 		note=", once more after a TCG fault: build/check/$name.emulator-fault.log"
 	fi
 	secs=$(($(date +%s) - start))
+	# KTAP cases that skipped, at any nesting: shown, never hidden in a pass.
+	skips=$(grep -cE '^(# )*ok [0-9]+ .*# SKIP' "$logs/$name.log")
+	skipped=$((skipped + skips))
+	[ "$skips" = 0 ] || note+=", $skips skipped"
 	if [ "$rc" = 0 ]; then
 		summary+=("$(printf '%-20s PASS  (%ss%s)' "$name" "$secs" "$note")")
 		passed=$((passed + 1))
 	else
-		summary+=("$(printf '%-20s FAIL  (exit %s, %ss; log: build/check/%s.log)' "$name" "$rc" "$secs" "$name")")
+		summary+=("$(printf '%-20s FAIL  (exit %s, %ss%s; log: build/check/%s.log)' "$name" "$rc" "$secs" "$note" "$name")")
 		failed=$((failed + 1))
 	fi
 }
@@ -70,6 +75,12 @@ tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 fai
 while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --timeout 1800 -- \
 		make -s -C selftests/drivers/net/vrss run_tests
+	# On the NIC a KVM guest has (virtio-net, traffic from the host), with
+	# one queue pair (one delivering vCPU) and two (both deliver).
+	for q in 1 2; do
+		suite "selftests-$series-nic$q" tools/vm/run --kernel "$series" --nic $q --timeout 900 -- \
+			make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS=virtio.sh
+	done
 	# The steering tests and the stress suite again with 4 queues on 4 vCPUs.
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
 		make -s -C selftests/drivers/net/vrss run_tests TEST_PROGS="datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh stress.sh"
@@ -78,5 +89,5 @@ done < <(tools/scripts/kernels.sh)
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
-echo "suites: $passed passed, $failed failed"
+echo "suites: $passed passed, $failed failed; test cases skipped: $skipped (grep '# SKIP' build/check/*.log)"
 [ "$failed" = 0 ]

@@ -69,7 +69,7 @@ static inline void vrss_compat_queue_stats_rx(struct net_device *dev, int i,
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
-	vrss_queue_read_stats(&vd->queues[i], &rx->packets, &rx->bytes);
+	vrss_queue_read_stats(vd, i, &rx->packets, &rx->bytes);
 }
 
 static inline void vrss_compat_queue_stats_tx(struct net_device *dev, int i,
@@ -89,7 +89,7 @@ static inline void vrss_compat_base_stats(struct net_device *dev,
 	rx->packets = 0;
 	rx->bytes = 0;
 	for (i = dev->real_num_rx_queues; i < dev->num_rx_queues; i++) {
-		vrss_queue_read_stats(&vd->queues[i], &packets, &bytes);
+		vrss_queue_read_stats(vd, i, &packets, &bytes);
 		rx->packets += packets;
 		rx->bytes += bytes;
 	}

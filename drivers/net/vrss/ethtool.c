@@ -20,6 +20,15 @@ static void vrss_get_drvinfo(struct net_device *dev,
 	strscpy(info->bus_info, vd->lower->name, sizeof(info->bus_info));
 }
 
+/* Speed and duplex are the lower's, as on macvlan and bonding. */
+static int vrss_get_link_ksettings(struct net_device *dev,
+				   struct ethtool_link_ksettings *cmd)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	return __ethtool_get_link_ksettings(vd->lower, cmd);
+}
+
 /*
  * Receive queues are "rx" channels; the one transmit queue is a "tx"
  * channel.  `-L combined N` is taken as `-L rx N` for users used to
@@ -269,14 +278,14 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	for (i = 0; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 
-		vrss_queue_read_stats(q, &data[0], &data[1]);
+		vrss_queue_read_stats(vd, i, &data[0], &data[1]);
 		data[2] = atomic64_read(&q->drops);
-		/* Where the poll last ran, or the queue's CPU before any. */
-		data[3] = READ_ONCE(q->last_cpu) >= 0 ? q->last_cpu : q->cpu;
+		/* Where it last handed a frame up (-1: none yet, u64 max). */
+		data[3] = (u64)(s64)vrss_queue_cpu(vd, i);
 		data[4] = atomic64_read(&q->ipis);
 		data += VRSS_QUEUE_STATS;
 	}
-	data[0] = atomic64_read(&vd->rx_nohash);
+	data[0] = vrss_rx_nohash(vd);
 	data[1] = atomic64_read(&vd->rx_dropped_down);
 	data[2] = atomic64_read(&vd->rx_held);
 	data[3] = atomic64_read(&vd->bucket_moves);
@@ -287,6 +296,7 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 const struct ethtool_ops vrss_ethtool_ops = {
 	.get_drvinfo		= vrss_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
+	.get_link_ksettings	= vrss_get_link_ksettings,
 	.get_ringparam		= vrss_get_ringparam,
 	.set_ringparam		= vrss_set_ringparam,
 	.get_channels		= vrss_get_channels,

@@ -3,7 +3,10 @@
  * The vrss link type: a device stacked on an Ethernet lower device, like
  * macvlan in passthru mode.  An rx_handler on the lower takes every frame
  * it receives and delivers it up through vrss0's queues; vrss0 transmits
- * through the lower.  MAC address, MTU limits and carrier follow the lower.
+ * through the lower.  MAC address, MTU limits and carrier follow the lower;
+ * vrss0's receive filters (unicast and multicast lists, promiscuity,
+ * allmulti) are pushed down to it, since the lower's filter is the one the
+ * wire sees.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
@@ -22,17 +25,22 @@ static rx_handler_result_t vrss_handle_frame(struct sk_buff **pskb)
 	struct sk_buff *skb = *pskb;
 	struct vrss_dev *vd = rcu_dereference(skb->dev->rx_handler_data);
 
+	/* The lower's own looped-back frames stay the lower's, as on macvlan. */
+	if (unlikely(skb->pkt_type == PACKET_LOOPBACK))
+		return RX_HANDLER_PASS;
 	if (unlikely(!netif_running(vd->dev))) {
 		atomic64_inc(&vd->rx_dropped_down);
-		kfree_skb(skb);
+		kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 		return RX_HANDLER_CONSUMED;
 	}
 	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
+	if (!skb) {
+		dev_core_stats_rx_dropped_inc(vd->dev);
 		return RX_HANDLER_CONSUMED;
+	}
+	*pskb = skb;
 	skb->dev = vd->dev;
-	vrss_rx(vd, skb);
-	return RX_HANDLER_CONSUMED;
+	return vrss_rx(vd, skb);
 }
 
 static bool vrss_is_lower_of_vrss(const struct net_device *dev)
@@ -58,10 +66,54 @@ static netdev_features_t vrss_fix_features(struct net_device *dev,
 			   ~VRSS_FROM_LOWER);
 }
 
-static int vrss_open(struct net_device *dev)
+/*
+ * The lower counts promiscuity and allmulti per user: vrss0 holds one of
+ * each while it is up with the flag set, as macvlan does.
+ */
+static int vrss_lower_rx_flags(struct vrss_dev *vd, unsigned int flags, int inc)
+{
+	int err = 0;
+
+	if (flags & IFF_ALLMULTI) {
+		err = dev_set_allmulti(vd->lower, inc);
+		if (err)
+			return err;
+	}
+	if (flags & IFF_PROMISC) {
+		err = dev_set_promiscuity(vd->lower, inc);
+		if (err && (flags & IFF_ALLMULTI))
+			dev_set_allmulti(vd->lower, -inc);
+	}
+	return err;
+}
+
+static void vrss_change_rx_flags(struct net_device *dev, int change)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
+	if (!(dev->flags & IFF_UP))
+		return;
+	vrss_lower_rx_flags(vd, change & dev->flags, 1);
+	vrss_lower_rx_flags(vd, change & ~dev->flags, -1);
+}
+
+/* Addresses added on vrss0 (multicast joins, fdb entries) reach the lower. */
+static void vrss_set_rx_mode(struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	dev_uc_sync(vd->lower, dev);
+	dev_mc_sync(vd->lower, dev);
+}
+
+static int vrss_open(struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	int err;
+
+	err = vrss_lower_rx_flags(vd, dev->flags, 1);
+	if (err)
+		return err;
 	vrss_queues_open(vd);
 	vrss_queues_link_napi(vd, true);
 	if (dev->features & NETIF_F_RXHASH)
@@ -77,6 +129,9 @@ static int vrss_stop(struct net_device *dev)
 	vrss_load_stop(vd);
 	vrss_queues_link_napi(vd, false);
 	vrss_queues_stop(vd);
+	dev_uc_unsync(vd->lower, dev);
+	dev_mc_unsync(vd->lower, dev);
+	vrss_lower_rx_flags(vd, dev->flags, -1);
 	return 0;
 }
 
@@ -85,15 +140,34 @@ static int vrss_set_features(struct net_device *dev,
 			     netdev_features_t features)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
+	int err;
 
 	if (!((dev->features ^ features) & NETIF_F_RXHASH))
 		return 0;
+	/*
+	 * Either way through SINGLE, so that no flow is reordered: the
+	 * buckets come back to the primary in order before hashing stops,
+	 * and none leaves it before every CPU hashes and marks.
+	 */
+	vrss_load_stop(vd);
+	err = vrss_rss_single(vd);
+	if (err) {
+		/* The core keeps the old features: so does vrss. */
+		if ((dev->features & NETIF_F_RXHASH) && netif_running(dev))
+			vrss_load_start(vd);
+		return err;
+	}
+	/*
+	 * A reader still on the wider table could send a frame to a spread
+	 * ring after the drain below found its bucket home.
+	 */
+	synchronize_net();
 	if (features & NETIF_F_RXHASH) {
-		vrss_rx_buckets_reset(vd);
+		vrss_rx_hashing_on(vd);
 		if (netif_running(dev))
 			vrss_load_start(vd);
 	} else {
-		vrss_load_stop(vd);
+		vrss_rx_hashing_off(vd);
 	}
 	return 0;
 }
@@ -103,9 +177,15 @@ static netdev_tx_t vrss_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	struct vrss_dev *vd = netdev_priv(dev);
 	struct pcpu_sw_netstats *tx = this_cpu_ptr(vd->tx_stats);
 	unsigned int len = skb->len;
+	int ret;
 
 	skb->dev = vd->lower;
-	if (likely(dev_queue_xmit(skb) == NET_XMIT_SUCCESS)) {
+	/*
+	 * Congestion notified (NET_XMIT_CN) is not a drop: the frame went.
+	 * (net_xmit_eval() evaluates its argument twice: not the xmit.)
+	 */
+	ret = dev_queue_xmit(skb);
+	if (likely(net_xmit_eval(ret) == 0)) {
 		u64_stats_update_begin(&tx->syncp);
 		u64_stats_inc(&tx->tx_packets);
 		u64_stats_add(&tx->tx_bytes, len);
@@ -145,13 +225,12 @@ static void vrss_get_stats64(struct net_device *dev,
 
 	dev_fetch_sw_netstats(s, vd->tx_stats);
 	for (i = 0; i < dev->num_rx_queues; i++) {
-		struct vrss_queue *q = &vd->queues[i];
 		u64 packets, bytes;
 
-		vrss_queue_read_stats(q, &packets, &bytes);
+		vrss_queue_read_stats(vd, i, &packets, &bytes);
 		s->rx_packets += packets;
 		s->rx_bytes += bytes;
-		s->rx_dropped += atomic64_read(&q->drops);
+		s->rx_dropped += atomic64_read(&vd->queues[i].drops);
 	}
 	s->rx_dropped += atomic64_read(&vd->rx_dropped_down);
 }
@@ -166,6 +245,13 @@ static int vrss_change_mtu(struct net_device *dev, int mtu)
 	return 0;
 }
 
+static int vrss_get_iflink(const struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	return READ_ONCE(vd->lower->ifindex);
+}
+
 static const struct net_device_ops vrss_netdev_ops = {
 	.ndo_open		= vrss_open,
 	.ndo_stop		= vrss_stop,
@@ -175,6 +261,9 @@ static const struct net_device_ops vrss_netdev_ops = {
 	.ndo_set_features	= vrss_set_features,
 	.ndo_fix_features	= vrss_fix_features,
 	.ndo_validate_addr	= eth_validate_addr,
+	.ndo_change_rx_flags	= vrss_change_rx_flags,
+	.ndo_set_rx_mode	= vrss_set_rx_mode,
+	.ndo_get_iflink		= vrss_get_iflink,
 };
 
 static void vrss_dev_free(struct net_device *dev)
@@ -194,7 +283,10 @@ static void vrss_setup(struct net_device *dev)
 	dev->ethtool_ops = &vrss_ethtool_ops;
 	dev->needs_free_netdev = true;
 	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
-	dev->priv_flags |= IFF_NO_QUEUE;
+	/* Secondary unicast addresses go to the lower's list (set_rx_mode). */
+	dev->priv_flags |= IFF_NO_QUEUE | IFF_UNICAST_FLT;
+	/* Checked against the lower's in newlink, then capped by it. */
+	dev->max_mtu = ETH_MAX_MTU;
 	vrss_compat_set_lltx(dev);
 	dev->hw_features |= VRSS_ALWAYS_ON | VRSS_FROM_LOWER;
 	dev->features |= VRSS_ALWAYS_ON;
@@ -257,6 +349,29 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	if (IS_ERR(lower))
 		return PTR_ERR(lower);
 
+	/*
+	 * Frames reach vrss0 through the lower's filter, which passes the
+	 * lower's address: vrss0 has that one and no other.
+	 */
+	if (tb[IFLA_ADDRESS] && !ether_addr_equal(dev->dev_addr, lower->dev_addr)) {
+		NL_SET_ERR_MSG(extack, "vrss: the MAC address is the lower device's");
+		return -EINVAL;
+	}
+	/* A queue per possible vCPU at most: more would only share vCPUs. */
+	if (dev->num_rx_queues > num_possible_cpus()) {
+		NL_SET_ERR_MSG(extack, "vrss: numrxqueues above the number of possible CPUs");
+		return -EINVAL;
+	}
+	/* Transmit goes through the lower's queues. */
+	if (dev->num_tx_queues != 1) {
+		NL_SET_ERR_MSG(extack, "vrss: one transmit queue only (numtxqueues 1)");
+		return -EINVAL;
+	}
+	if (tb[IFLA_MTU] && (dev->mtu > lower->mtu || dev->mtu < lower->min_mtu)) {
+		NL_SET_ERR_MSG(extack, "vrss: MTU outside the lower device's limits");
+		return -EINVAL;
+	}
+
 	vd->dev = dev;
 	vd->lower = lower;
 	vd->ring_size = VRSS_RING_SIZE;
@@ -264,8 +379,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 		dev->mtu = lower->mtu;
 	dev->min_mtu = lower->min_mtu;
 	dev->max_mtu = lower->mtu;
-	if (!tb[IFLA_ADDRESS])
-		eth_hw_addr_set(dev, lower->dev_addr);
+	eth_hw_addr_set(dev, lower->dev_addr);
 	dev->features |= lower->features & VRSS_FROM_LOWER;
 	netif_inherit_tso_max(dev, lower);
 
@@ -325,6 +439,14 @@ static void vrss_dellink(struct net_device *dev, struct list_head *head)
 	unregister_netdevice_queue(dev, head);
 }
 
+/* The lower may live in another namespace than vrss0 (ip -d link). */
+static struct net *vrss_get_link_net(const struct net_device *dev)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+
+	return dev_net(vd->lower);
+}
+
 static struct rtnl_link_ops vrss_link_ops = {
 	.kind			= VRSS_DRV_NAME,
 	.priv_size		= sizeof(struct vrss_dev),
@@ -332,6 +454,7 @@ static struct rtnl_link_ops vrss_link_ops = {
 	.newlink		= vrss_newlink,
 	.dellink		= vrss_dellink,
 	.get_num_rx_queues	= vrss_get_num_rx_queues,
+	.get_link_net		= vrss_get_link_net,
 };
 
 /* Follow the lower device: its removal, carrier, MTU and address. */
@@ -347,6 +470,13 @@ static int vrss_netdev_event(struct notifier_block *nb, unsigned long event,
 	vd = rtnl_dereference(lower->rx_handler_data);
 
 	switch (event) {
+	case NETDEV_REGISTER:
+		if (netif_running(vd->dev)) {
+			netif_addr_lock_bh(vd->dev);
+			vrss_set_rx_mode(vd->dev);
+			netif_addr_unlock_bh(vd->dev);
+		}
+		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
@@ -366,6 +496,19 @@ static int vrss_netdev_event(struct notifier_block *nb, unsigned long event,
 		call_netdevice_notifiers(NETDEV_CHANGEADDR, vd->dev);
 		break;
 	case NETDEV_UNREGISTER:
+		/*
+		 * A move to another namespace: the lower stays vrss0's, but
+		 * the move flushes its address lists.  Take vrss0's entries
+		 * back now; NETDEV_REGISTER in the new namespace syncs them
+		 * again.
+		 */
+		if (lower->reg_state != NETREG_UNREGISTERING) {
+			if (netif_running(vd->dev)) {
+				dev_uc_unsync(lower, vd->dev);
+				dev_mc_unsync(lower, vd->dev);
+			}
+			break;
+		}
 		vrss_dellink(vd->dev, &kill);
 		unregister_netdevice_many(&kill);
 		break;

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The load gate: while receive hashing is on and the device is up, a
- * delayed work samples every interval_ms how busy each queue's CPU was
- * (1 - (idle + iowait) / wall) and how much of that was softirq time, the
- * receive work (the figures /proc/stat is made of), and feeds the pure-C
- * policy of include/vrss/policy.h, which answers how many queues spread
- * the flows.  Nothing is sampled while rxhash is off or the device
- * is down.  A new width rebuilds the table in effect (rss.c); the buckets
- * then follow in order (rx.c).
+ * delayed work samples every interval_ms which CPUs the lower delivered
+ * frames on (the primary CPUs: where its interrupt and NAPI ran) and how
+ * busy every CPU was (1 - (idle + iowait) / wall) and how much of that was
+ * softirq time, the receive work (the figures /proc/stat is made of).  The
+ * busiest primary CPU is the primary queue's load, each spread queue's
+ * CPU its own; the pure-C policy of include/vrss/policy.h answers how many
+ * queues spread the flows.  Spread queues are placed away from the
+ * primary CPUs (rx.c), following the lower's interrupt wherever irqbalance
+ * or smp_affinity puts it.  The work runs on a CPU that is not primary
+ * where there is one, so that it does not measure itself.
  *
- * Knob changes and table changes apply at once, under steer_lock, so that
- * `threshold 0` is plain RSS from the moment it is written.
+ * Nothing is sampled while rxhash is off or the device is down.  A new
+ * width rebuilds the table in effect (rss.c); the buckets then follow in
+ * order (rx.c).  Knob changes and table changes apply at once, under
+ * steer_lock, so that `threshold 0` is plain RSS from the moment it is
+ * written.
  */
 #include <linux/jiffies.h>
 #include <linux/kernel_stat.h>
@@ -109,37 +115,79 @@ static u32 vrss_percent(u64 part, u64 whole)
 	return div64_u64(part * VRSS_PERCENT_MAX, whole);
 }
 
-/* @q's CPU since the last sample (nothing if it moved meanwhile). */
-static void vrss_load_sample(struct vrss_queue *q, u64 now,
-			     struct vrss_load *load)
+/* @cpu since the last sample: busy and softirq percent; false if none. */
+static bool vrss_cpu_sample(struct vrss_cpu_sample *cs, int cpu)
 {
-	int cpu = READ_ONCE(q->cpu);
-	u64 idle, softirq;
+	struct vrss_load *load = &cs->load;
+	u64 idle, softirq, now;
+	bool valid = cs->valid;
 
+	/* The wall time next to the idle time it divides. */
+	now = ktime_to_us(ktime_get());
 	vrss_cpu_times(cpu, &idle, &softirq);
 	load->busy = 0;
 	load->net = 0;
-	if (cpu == q->sampled_cpu && now > q->wall_us) {
+	if (valid && now > cs->wall_us) {
 		load->busy = VRSS_PERCENT_MAX -
-			     vrss_percent(idle > q->idle_us ? idle - q->idle_us : 0,
-					  now - q->wall_us);
-		load->net = vrss_percent(softirq > q->softirq_us ?
-					 softirq - q->softirq_us : 0,
-					 now - q->wall_us);
+			     vrss_percent(idle > cs->idle_us ? idle - cs->idle_us : 0,
+					  now - cs->wall_us);
+		load->net = vrss_percent(softirq > cs->softirq_us ?
+					 softirq - cs->softirq_us : 0,
+					 now - cs->wall_us);
 	}
-	q->sampled_cpu = cpu;
-	q->idle_us = idle;
-	q->softirq_us = softirq;
-	q->wall_us = now;
+	cs->idle_us = idle;
+	cs->softirq_us = softirq;
+	cs->wall_us = now;
+	cs->valid = true;
+	return valid;
 }
 
+/*
+ * Under steer_lock: one sample of every online CPU.  load_raw[0] is the
+ * busiest CPU the lower delivered on since the last sample (none: 0),
+ * load_raw[i] spread queue i's CPU.  The primary CPUs are kept for
+ * sysfs and for placing the spread queues.
+ */
 static void vrss_load_sample_all(struct vrss_dev *vd)
 {
-	u64 now = ktime_to_us(ktime_get());
+	struct vrss_load *raw = vd->load_raw;
 	unsigned int i;
+	int cpu;
 
-	for (i = 0; i < vd->policy->nr; i++)
-		vrss_load_sample(&vd->queues[i], now, &vd->load_raw[i]);
+	cpumask_clear(vd->primary);
+	vd->primary_cpu = -1;
+	raw[0].busy = 0;
+	raw[0].net = 0;
+	for_each_possible_cpu(cpu) {
+		struct vrss_cpu_sample *cs = &vd->samples[cpu];
+		unsigned long seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
+		bool delivered = seen != cs->seen;
+
+		cs->seen = seen;
+		if (!cpu_online(cpu)) {
+			cs->valid = false;
+			continue;
+		}
+		if (!vrss_cpu_sample(cs, cpu))
+			cs->load = (struct vrss_load){ 0 };
+		if (!delivered)
+			continue;
+		cpumask_set_cpu(cpu, vd->primary);
+		if (vd->primary_cpu < 0 || cs->load.busy > raw[0].busy) {
+			raw[0] = cs->load;
+			vd->primary_cpu = cpu;
+		}
+	}
+	if (!cpumask_empty(vd->primary))
+		vrss_queues_place(vd, vd->primary);
+	/* Spread queues: their CPU's sample, just taken (offline: idle). */
+	for (i = 1; i < vd->policy->nr; i++) {
+		cpu = READ_ONCE(vd->queues[i].cpu);
+		if (cpu_online(cpu))
+			raw[i] = vd->samples[cpu].load;
+		else
+			raw[i] = (struct vrss_load){ 0 };
+	}
 }
 
 /* Under steer_lock: put the policy's width into effect. */
@@ -162,9 +210,21 @@ static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
 	atomic64_inc(width > old ? &vd->spread_events : &vd->contract_events);
 }
 
-static unsigned long vrss_load_interval(struct vrss_dev *vd)
+/*
+ * Under steer_lock: the next sample, on a CPU the lower does not deliver
+ * on when there is one (a bound work item moves if its CPU goes down).
+ */
+static void vrss_load_queue(struct vrss_dev *vd)
 {
-	return msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
+	unsigned long delay = msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		if (!cpumask_test_cpu(cpu, vd->primary)) {
+			queue_delayed_work_on(cpu, system_wq, &vd->load_work, delay);
+			return;
+		}
+	queue_delayed_work(system_unbound_wq, &vd->load_work, delay);
 }
 
 static void vrss_load_work(struct work_struct *work)
@@ -181,10 +241,11 @@ static void vrss_load_work(struct work_struct *work)
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
 				 vrss_rss_max_width(vd));
-	trace_vrss_load_sample(vd->dev, width, vd->load_raw[0].busy,
-			       vd->load_raw[0].net, vrss_policy_load(p, 0));
+	trace_vrss_load_sample(vd->dev, width, vd->primary_cpu,
+			       vd->load_raw[0].busy, vd->load_raw[0].net,
+			       vrss_policy_load(p, 0));
 	vrss_load_apply(vd, width);
-	queue_delayed_work(system_wq, &vd->load_work, vrss_load_interval(vd));
+	vrss_load_queue(vd);
 out:
 	mutex_unlock(&vd->steer_lock);
 }
@@ -205,13 +266,19 @@ void vrss_load_start(struct vrss_dev *vd)
 {
 	mutex_lock(&vd->steer_lock);
 	if (!vd->load_running) {
+		int cpu;
+
 		vd->load_running = true;
+		/* A first sample of its own: nothing from before counts. */
+		for_each_possible_cpu(cpu) {
+			vd->samples[cpu].valid = false;
+			vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
+		}
 		vrss_load_sample_all(vd);
 		vrss_load_apply(vd, vrss_policy_reset(vd->policy,
 						      vd->knobs[VRSS_KNOB_THRESHOLD],
 						      vrss_rss_max_width(vd)));
-		queue_delayed_work(system_wq, &vd->load_work,
-				   vrss_load_interval(vd));
+		vrss_load_queue(vd);
 	}
 	mutex_unlock(&vd->steer_lock);
 }
@@ -234,9 +301,9 @@ int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 
 	mutex_lock(&vd->steer_lock);
 	vd->knobs[knob] = val;
-	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running)
-		mod_delayed_work(system_wq, &vd->load_work,
-				 vrss_load_interval(vd));
+	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running &&
+	    cancel_delayed_work(&vd->load_work))
+		vrss_load_queue(vd);
 	vrss_load_reconfig(vd);
 	mutex_unlock(&vd->steer_lock);
 	return 0;
@@ -248,16 +315,17 @@ int vrss_load_init(struct vrss_dev *vd)
 
 	vd->policy = kzalloc(struct_size(vd->policy, load, nr), GFP_KERNEL);
 	vd->load_raw = kcalloc(nr, sizeof(*vd->load_raw), GFP_KERNEL);
-	if (!vd->policy || !vd->load_raw) {
+	vd->samples = kcalloc(nr_cpu_ids, sizeof(*vd->samples), GFP_KERNEL);
+	if (!vd->policy || !vd->load_raw || !vd->samples ||
+	    !zalloc_cpumask_var(&vd->primary, GFP_KERNEL)) {
 		vrss_load_free(vd);
 		return -ENOMEM;
 	}
+	vd->primary_cpu = -1;
 	vd->policy->nr = nr;
 	vd->policy->width = 1;
 	for (i = 0; i < VRSS_KNOBS; i++)
 		vd->knobs[i] = READ_ONCE(vrss_params[i].val);
-	for (i = 0; i < nr; i++)
-		vd->queues[i].sampled_cpu = -1;
 	INIT_DELAYED_WORK(&vd->load_work, vrss_load_work);
 	return 0;
 }
@@ -265,6 +333,9 @@ int vrss_load_init(struct vrss_dev *vd)
 /* After vrss_load_stop() (the device went down before it is freed). */
 void vrss_load_free(struct vrss_dev *vd)
 {
+	free_cpumask_var(vd->primary);
+	kfree(vd->samples);
+	vd->samples = NULL;
 	kfree(vd->load_raw);
 	vd->load_raw = NULL;
 	kfree(vd->policy);

@@ -145,6 +145,20 @@ unsigned int vrss_rss_max_width(struct vrss_dev *vd)
 	return vrss_rss_queues(vd, vrss_rss_get(vd));
 }
 
+/*
+ * Under RTNL, load sampling stopped: every bucket to the primary queue.
+ * On allocation failure the wider table stays (and moves stay in order).
+ */
+int vrss_rss_single(struct vrss_dev *vd)
+{
+	int err;
+
+	mutex_lock(&vd->steer_lock);
+	err = vrss_rss_set_width(vd, 1);
+	mutex_unlock(&vd->steer_lock);
+	return err;
+}
+
 /* Under steer_lock: the policy chose a width; returns the one in effect. */
 int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width)
 {
@@ -200,10 +214,8 @@ bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 	u32 hash;
 
 	len = vrss_rss_input(vd, skb, in, &l4);
-	if (!len) {
-		atomic64_inc(&vd->rx_nohash);
+	if (!len)
 		return false;
-	}
 	hash = vrss_toeplitz_hash(&rss->toeplitz, in, len);
 	skb_set_hash(skb, hash, l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
 	*bucket = vrss_indir_bucket(hash);

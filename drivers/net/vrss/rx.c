@@ -1,22 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Receive queues: one ring and one NAPI context per queue, each processed on
- * its own CPU.
+ * Receive: the primary queue inline, the spread queues on rings.
  *
- * The lower device's rx_handler runs on whichever CPU received the frame.
- * It puts the frame on the ring of the queue the steering chose and makes
- * sure that queue's NAPI gets scheduled on the queue's CPU: directly when
- * that is the current CPU, else with an IPI (an async csd whose handler
- * calls napi_schedule(), as RPS does).  A "kick pending" bit guards the csd,
- * which cannot be queued twice, and batches: while one IPI is on its way,
- * further frames for that queue send none.
+ * The lower device's rx_handler runs on whichever CPU the lower delivered
+ * the frame (its interrupt's, for a NIC).  A frame for the primary queue,
+ * queue 0, is handed to the stack right there, as macvlan passthru does
+ * (RX_HANDLER_ANOTHER with skb->dev = vrss0): no ring, no IPI, no second
+ * GRO pass, only per-CPU counters.  With receive hashing off every frame
+ * goes that way, so vrss costs what the lower costs.
+ *
+ * Queues 1..N-1 are spread queues: a ring each, drained by a NAPI context
+ * on a CPU of the queue's own (placed by policy.c away from the CPUs the
+ * lower delivers on), scheduled there with an IPI (an async csd whose
+ * handler calls napi_schedule(), as RPS does).  A "kick pending" bit guards
+ * the csd, which cannot be queued twice, and batches: while one IPI is on
+ * its way, or the NAPI context is already scheduled, no other is sent.
  *
  * With receive hashing on, a frame's bucket names its queue through the
- * table in effect; when that changes, the bucket follows only once its
- * old queue has handed every frame it already holds for it to the stack
- * (RFS's in-order rule), so that no flow is ever reordered.
+ * table in effect.  When that changes, the bucket follows only once no
+ * frame it already sent elsewhere can be overtaken (RFS's in-order rule):
+ *
+ *  - leaving a ring: once the ring's consumer has handed every frame of
+ *    the bucket to the stack (its head passed the bucket's last tail).
+ *    The check and the move happen under the old ring's producer lock,
+ *    and every enqueue records the bucket's tail under the same lock, so
+ *    a frame enqueued on another CPU cannot slip in between.
+ *  - leaving the inline path: a frame handed up inline may still sit in
+ *    the stack's list-receive batch of the CPU that received it until
+ *    that CPU's NAPI poll returns.  Each CPU marks, per bucket, its NET_RX
+ *    softirq count when it hands a frame of the bucket up inline, then
+ *    reads the bucket's state (a full barrier in between).  A move is
+ *    first claimed (the state goes pending, frames stay inline), then the
+ *    marks are read: it completes once no CPU is still in the softirq of
+ *    its mark.  Either the claim is seen by a CPU about to go inline, or
+ *    that CPU's mark is seen by the claim.
  */
 #include <linux/cpuhotplug.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kernel_stat.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -27,16 +49,33 @@
 
 static enum cpuhp_state vrss_cpuhp_state;
 
-/* The i-th online CPU, wrapping around when there are more queues. */
-static int vrss_queue_default_cpu(unsigned int i)
-{
-	unsigned int n = i % num_online_cpus();
-	int cpu;
+/*
+ * A CPU whose NET_RX softirq count has not moved since its mark is taken
+ * to be done with the frame anyway after this long: it may have gone idle
+ * right after (a busy softirq returns well within netdev_budget_usecs).
+ */
+#define VRSS_INLINE_HOLD	max(2UL, msecs_to_jiffies(50))
 
-	for_each_online_cpu(cpu)
-		if (n-- == 0)
-			return cpu;
-	return cpumask_first(cpu_online_mask);
+/*
+ * Bucket state: queue in bits 32-47, the queue's tail in 0-31; 0 is the
+ * primary (inline).  PENDING: leaving inline for the queue; bits 0-31
+ * then count the frames that went inline while it was pending.
+ */
+#define VRSS_BUCKET_PENDING	BIT_ULL(63)
+
+static u64 vrss_bucket_pack(u32 queue, u32 tail)
+{
+	return (u64)queue << 32 | tail;
+}
+
+static u32 vrss_bucket_queue(u64 state)
+{
+	return (state >> 32) & 0xffff;
+}
+
+static u32 vrss_softirqs(int cpu)
+{
+	return kstat_softirqs_cpu(NET_RX_SOFTIRQ, cpu);
 }
 
 /* IPI handler, in hardirq context on the queue's CPU. */
@@ -62,6 +101,11 @@ static void vrss_queue_kick(struct vrss_queue *q)
 		napi_schedule(&q->napi);
 		return;
 	}
+	/* Scheduled already: its poll sees the frame. */
+	/* Enqueue before the test; pairs with vrss_poll()'s after completing. */
+	smp_mb();
+	if (test_bit(NAPI_STATE_SCHED, &q->napi.state))
+		return;
 	if (test_and_set_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
 		return;
 	if (smp_call_function_single_async(cpu, &q->csd)) {
@@ -73,110 +117,318 @@ static void vrss_queue_kick(struct vrss_queue *q)
 	atomic64_inc(&q->ipis);
 }
 
-/* Puts @skb on @q's ring; *@tail is then the ring position after it. */
-static bool vrss_rx_enqueue(struct vrss_queue *q, struct sk_buff *skb,
-			    u32 *tail)
+static void vrss_ring_drop(struct vrss_queue *q, struct sk_buff *skb,
+			   enum skb_drop_reason reason)
 {
-	int err;
+	atomic64_inc(&q->drops);
+	kfree_skb_reason(skb, reason);
+}
 
-	spin_lock(&q->ring.producer_lock);
-	err = __ptr_ring_produce(&q->ring, skb);
-	if (!err)
-		*tail = ++q->tail;
-	spin_unlock(&q->ring.producer_lock);
+/* A frame handed to the stack on this CPU as queue 0's. */
+static rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
+					  struct sk_buff *skb)
+{
+	/* vrss0's queue 0, not the lower's queue index. */
+	skb_record_rx_queue(skb, 0);
+	u64_stats_update_begin(&pc->syncp);
+	u64_stats_inc(&pc->packets);
+	u64_stats_add(&pc->bytes, skb->len);
+	u64_stats_update_end(&pc->syncp);
+	pc->last = jiffies;
+	return RX_HANDLER_ANOTHER;
+}
 
-	if (unlikely(err)) {
-		atomic64_inc(&q->drops);
-		kfree_skb(skb);
-		return false;
+/*
+ * Bucket @b's frames went inline; may they leave for a ring?  Every CPU's
+ * mark must be from a softirq that is over (or old), this CPU's own mark
+ * being @prev, the one from before the current frame.
+ */
+static bool vrss_inline_flushed(struct vrss_dev *vd, unsigned int b,
+				const struct vrss_mark *prev)
+{
+	unsigned long now = jiffies;
+	int cpu, self = smp_processor_id();
+
+	for_each_online_cpu(cpu) {
+		const struct vrss_mark *m = cpu == self ? prev :
+			&per_cpu_ptr(vd->pcpu, cpu)->marks[b];
+
+		/* u32 stamps: compare the difference, which wraps cleanly. */
+		if (READ_ONCE(m->softirqs) == vrss_softirqs(cpu) &&
+		    (s32)((u32)now - READ_ONCE(m->stamp)) < (s32)VRSS_INLINE_HOLD)
+			return false;
 	}
-	vrss_queue_kick(q);
 	return true;
 }
 
-static u64 vrss_bucket_pack(u32 queue, u32 tail)
+/*
+ * Enqueue a frame of bucket @b on spread queue @to, which the bucket's
+ * state names (the caller moved it there): under the ring's producer lock
+ * the state is checked again and the tail recorded, so that a move away
+ * from @to (made under the same lock) sees every frame enqueued before it.
+ * False when the bucket moved meanwhile: decide again.
+ */
+static bool vrss_rx_enqueue_bucket(struct vrss_dev *vd, unsigned int b,
+				   u32 to, struct sk_buff *skb)
 {
-	return (u64)queue << 32 | tail;
+	struct vrss_queue *q = &vd->queues[to];
+	u64 last;
+	int err;
+
+	spin_lock(&q->ring.producer_lock);
+	last = atomic64_read(&vd->buckets[b]);
+	if (unlikely(last & VRSS_BUCKET_PENDING || vrss_bucket_queue(last) != to)) {
+		spin_unlock(&q->ring.producer_lock);
+		return false;
+	}
+	err = __ptr_ring_produce(&q->ring, skb);
+	if (!err)
+		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, ++q->tail));
+	spin_unlock(&q->ring.producer_lock);
+	if (unlikely(err))
+		vrss_ring_drop(q, skb, SKB_DROP_REASON_FULL_RING);
+	else
+		vrss_queue_kick(q);
+	return true;
+}
+
+/* Bucket @b moved from queue @from to @to: count and trace it once. */
+static void vrss_bucket_moved(struct vrss_dev *vd, unsigned int b, u32 from,
+			      u32 to)
+{
+	atomic64_inc(&vd->bucket_moves);
+	trace_vrss_bucket_move(vd->dev, b, from, to);
 }
 
 /*
- * Bucket @b's table entry now names queue @to, but its last frame went to
- * another queue.  It follows once that queue's head has passed the tail
- * that frame got; until then its frames keep going to the old queue.
- * Returns the queue for the current frame.
+ * The bucket sits on spread queue @from and the table names @to.  Under
+ * @from's producer lock: it moves once @from's consumer has handed its
+ * last frame to the stack.  Returns the queue for the current frame.
  */
-static u32 vrss_bucket_follow(struct vrss_dev *vd, unsigned int b, u64 last,
-			      u32 to)
+static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
+				  u32 from, u32 to)
 {
-	u32 from = last >> 32;
+	struct vrss_queue *q = &vd->queues[from];
+	u32 ret = from;
+	u64 last;
+	u32 head;
 
-	for (;;) {
-		if (from == to)
-			return to;
-		/* Pairs with the poll's release: those frames are in the stack. */
-		if ((s32)(smp_load_acquire(&vd->queues[from].head) - (u32)last) < 0) {
-			atomic64_inc(&vd->rx_held);
-			return from;
-		}
-		/* Claim the move, so that it is counted and traced once. */
-		if (atomic64_try_cmpxchg(&vd->buckets[b], &last,
-					 vrss_bucket_pack(to, READ_ONCE(vd->queues[to].tail))))
-			break;
-		from = last >> 32;
+	spin_lock(&q->ring.producer_lock);
+	last = atomic64_read(&vd->buckets[b]);
+	/* Pairs with the poll's release: frames up to head are in the stack. */
+	head = smp_load_acquire(&q->head);
+	if (last & VRSS_BUCKET_PENDING || vrss_bucket_queue(last) != from) {
+		/* Moved by another CPU meanwhile. */
+		ret = U32_MAX;
+	} else if ((s32)(head - (u32)last) < 0) {
+		atomic64_inc(&vd->rx_held);
+	} else {
+		atomic64_set(&vd->buckets[b],
+			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
+		vrss_bucket_moved(vd, b, from, to);
+		ret = to;
 	}
-	atomic64_inc(&vd->bucket_moves);
-	trace_vrss_bucket_move(vd->dev, b, from, to);
+	spin_unlock(&q->ring.producer_lock);
+	return ret;
+}
+
+/*
+ * The bucket's frames go inline and the table names spread queue @to:
+ * claim the move (pending), then complete it once no CPU may still hold
+ * an inline frame of the bucket.  Returns the queue for the current frame.
+ */
+static u32 vrss_bucket_leave_inline(struct vrss_dev *vd, unsigned int b,
+				    u64 last, u32 to,
+				    const struct vrss_mark *prev)
+{
+	u64 pending = VRSS_BUCKET_PENDING | vrss_bucket_pack(to, 0);
+
+	if (!to) {
+		/* The table names the primary again: the move is off. */
+		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0) ? 0 : U32_MAX;
+	}
+	/* A full barrier when it succeeds: the marks are read after it. */
+	if (!(last & VRSS_BUCKET_PENDING) || vrss_bucket_queue(last) != to) {
+		if (!atomic64_try_cmpxchg(&vd->buckets[b], &last, pending))
+			return U32_MAX;
+		last = pending;
+	}
+	if (!vrss_inline_flushed(vd, b, prev)) {
+		/*
+		 * Held inline: say so in the state (its low bits count these),
+		 * so that a CPU that found the marks flushed before this frame
+		 * went inline cannot complete the move with a stale view.
+		 */
+		if (!atomic64_try_cmpxchg(&vd->buckets[b], &last,
+					  pending | (u32)(last + 1)))
+			return U32_MAX;
+		atomic64_inc(&vd->rx_held);
+		return 0;
+	}
+	if (!atomic64_try_cmpxchg(&vd->buckets[b], &last,
+				  vrss_bucket_pack(to, READ_ONCE(vd->queues[to].tail))))
+		return U32_MAX;
+	vrss_bucket_moved(vd, b, 0, to);
 	return to;
 }
 
-/* The bucket's last frame went to @queue at @tail (unless a later one did). */
-static void vrss_bucket_record(struct vrss_dev *vd, unsigned int b,
-			       u32 queue, u32 tail)
+/*
+ * The slow path of a hashed frame: its bucket is on a ring, moving, or
+ * the table names a ring.  Loops only when another CPU moved the bucket
+ * under it.
+ */
+static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
+					  struct vrss_pcpu *pc,
+					  struct sk_buff *skb, unsigned int b,
+					  u32 to, u64 last,
+					  const struct vrss_mark *prev)
 {
-	u64 last = atomic64_read(&vd->buckets[b]);
+	u32 qi;
 
-	do {
-		if (last >> 32 != queue || (s32)(tail - (u32)last) <= 0)
-			return;
-	} while (!atomic64_try_cmpxchg(&vd->buckets[b], &last,
-				       vrss_bucket_pack(queue, tail)));
+	for (;; last = atomic64_read(&vd->buckets[b])) {
+		qi = vrss_bucket_queue(last);
+		if (last & VRSS_BUCKET_PENDING || (qi == 0 && to != 0))
+			qi = vrss_bucket_leave_inline(vd, b, last, to, prev);
+		else if (qi != to)
+			qi = vrss_bucket_leave_ring(vd, b, qi, to);
+		if (qi == U32_MAX)
+			continue;
+		if (qi == 0)
+			return vrss_rx_inline(pc, skb);
+		if (vrss_rx_enqueue_bucket(vd, b, qi, skb))
+			break;
+	}
+	/* Not inline after all: this CPU holds no frame of the bucket. */
+	pc->marks[b] = *prev;
+	return RX_HANDLER_CONSUMED;
 }
 
 /*
- * Receive hashing is being switched on: every frame so far went to the
- * primary queue, so that is where every bucket starts.
+ * From the rx_handler, in softirq context with RCU held, skb->dev set to
+ * vrss0.  RX_HANDLER_ANOTHER hands the frame up here and now.
  */
-void vrss_rx_buckets_reset(struct vrss_dev *vd)
+rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 {
-	u64 primary = vrss_bucket_pack(0, READ_ONCE(vd->queues[0].tail));
-	unsigned int b;
-
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		atomic64_set(&vd->buckets[b], primary);
-}
-
-/* From the rx_handler, in softirq context with RCU held. */
-void vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
-{
+	struct vrss_pcpu *pc = this_cpu_ptr(vd->pcpu);
 	const struct vrss_steer *steer;
+	struct vrss_mark *mark, prev;
 	unsigned int b;
-	u32 qi, tail;
 	u64 last;
+	u32 to;
 
-	/* Receive hashing off, or nothing to hash: the primary queue. */
-	if (!(vd->dev->features & NETIF_F_RXHASH) ||
-	    !vrss_rss_bucket(vd, skb, &b)) {
-		vrss_rx_enqueue(&vd->queues[0], skb, &tail);
-		return;
+	pc->seen++;
+	/* Receive hashing off: the lower's frame, as it came. */
+	if (!smp_load_acquire(&vd->hashing))
+		return vrss_rx_inline(pc, skb);
+	if (!vrss_rss_bucket(vd, skb, &b)) {
+		pc->nohash++;
+		return vrss_rx_inline(pc, skb);
 	}
 
 	steer = rcu_dereference(vd->steer);
-	qi = steer->queue[b];
+	to = steer->queue[b];
+	/*
+	 * The frame may go inline: mark first (a CPU completing a move
+	 * reads the marks after changing the state).
+	 */
+	mark = &pc->marks[b];
+	prev = *mark;
+	mark->softirqs = vrss_softirqs(smp_processor_id());
+	mark->stamp = jiffies;
+	/* Mark before reading the state; pairs with the claim's cmpxchg. */
+	smp_mb();
 	last = atomic64_read(&vd->buckets[b]);
-	if (unlikely(last >> 32 != qi))
-		qi = vrss_bucket_follow(vd, b, last, qi);
-	if (vrss_rx_enqueue(&vd->queues[qi], skb, &tail))
-		vrss_bucket_record(vd, b, qi, tail);
+	/* SINGLE, and the primary's buckets when spread. */
+	if (likely(!to && !last))
+		return vrss_rx_inline(pc, skb);
+	return vrss_rx_bucket(vd, pc, skb, b, to, last, &prev);
+}
+
+/*
+ * Under RTNL, the table in effect at width 1: receive hashing goes on.
+ * Every frame so far went inline unmarked, so every CPU's marks start at
+ * its current softirq and every bucket on the primary; then, once no CPU
+ * can still be handing up an unmarked frame (a grace period: the stack's
+ * list batch runs under RCU), the table may widen.
+ */
+void vrss_rx_hashing_on(struct vrss_dev *vd)
+{
+	unsigned int b;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+		u32 softirqs = vrss_softirqs(cpu);
+
+		for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+			WRITE_ONCE(pc->marks[b].softirqs, softirqs);
+			WRITE_ONCE(pc->marks[b].stamp, jiffies);
+		}
+	}
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		atomic64_set(&vd->buckets[b], 0);
+	/* The marks and states before the flag; pairs with vrss_rx(). */
+	smp_store_release(&vd->hashing, true);
+	synchronize_net();
+}
+
+/* Under the old ring's lock: bucket @b back to the primary if drained. */
+static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
+{
+	u64 last = atomic64_read(&vd->buckets[b]);
+	struct vrss_queue *q;
+	bool done = false;
+	u32 from, head;
+
+	if (!last)
+		return true;
+	if (last & VRSS_BUCKET_PENDING) {
+		/* Its frames are still inline: calling the move off is safe. */
+		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0);
+	}
+	from = vrss_bucket_queue(last);
+	q = &vd->queues[from];
+	spin_lock_bh(&q->ring.producer_lock);
+	/* Pairs with the poll's release: frames up to head are in the stack. */
+	head = smp_load_acquire(&q->head);
+	if (atomic64_read(&vd->buckets[b]) == last && (s32)(head - (u32)last) >= 0) {
+		atomic64_set(&vd->buckets[b], 0);
+		vrss_bucket_moved(vd, b, from, 0);
+		done = true;
+	}
+	spin_unlock_bh(&q->ring.producer_lock);
+	return done;
+}
+
+/*
+ * Under RTNL, the table in effect at width 1: receive hashing goes off.
+ * Frames inline from now on must not overtake the ones still on the
+ * spread rings: first every bucket comes back to the primary in order
+ * (the rings drain; frames meanwhile follow the table of width 1), for at
+ * most 100 ms while the device runs (RTNL held: a bound, not a wait for a
+ * saturated ring whose flows keep it busy; the log names a timeout), then
+ * hashing stops.
+ */
+void vrss_rx_hashing_off(struct vrss_dev *vd)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(100);
+	unsigned int b, left;
+
+	do {
+		left = 0;
+		for (b = 0; b < VRSS_INDIR_SIZE; b++)
+			left += !vrss_bucket_drain(vd, b);
+		if (!left || !netif_running(vd->dev))
+			break;
+		usleep_range(500, 1000);
+	} while (time_before(jiffies, end));
+	if (left && netif_running(vd->dev))
+		netdev_warn(vd->dev,
+			    "rxhash off: %u buckets still waiting for their ring after 100 ms; their flows may be reordered once\n",
+			    left);
+	WRITE_ONCE(vd->hashing, false);
+	/* No late reader of the on period still writes marks or buckets. */
+	synchronize_net();
 }
 
 static int vrss_poll(struct napi_struct *napi, int budget)
@@ -185,13 +437,14 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	unsigned int bytes = 0, delivered = 0;
 	struct sk_buff *skb;
 	int done = 0;
+	u32 consumed;
 
 	/*
 	 * The last poll used its whole budget, after which the core flushed
 	 * GRO: every frame taken off the ring until then is in the stack.
 	 */
 	if (q->flush_pending) {
-		/* Pairs with the acquire in vrss_bucket_follow(). */
+		/* Pairs with the acquire in vrss_bucket_leave_ring(). */
 		smp_store_release(&q->head, q->consumed);
 		q->flush_pending = false;
 	}
@@ -205,8 +458,7 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 		 * a packet socket taps the lower) gets a head of its own.
 		 */
 		if (unlikely(skb_unclone(skb, GFP_ATOMIC))) {
-			atomic64_inc(&q->drops);
-			kfree_skb(skb);
+			vrss_ring_drop(q, skb, SKB_DROP_REASON_NOMEM);
 			continue;
 		}
 		skb_record_rx_queue(skb, q->index);
@@ -226,12 +478,14 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 		q->flush_pending = true;
 		return done;
 	}
+	/* Once SCHED is clear another CPU may poll: read ours first. */
+	consumed = q->consumed;
 	if (napi_complete_done(napi, done)) {
 		/*
 		 * GRO is flushed: buckets waiting on this queue may move.
-		 * Release pairs with the acquire in vrss_bucket_follow().
+		 * Release pairs with the acquire in vrss_bucket_leave_ring().
 		 */
-		smp_store_release(&q->head, q->consumed);
+		smp_store_release(&q->head, consumed);
 		/* A producer may have added a frame after our last look. */
 		smp_mb();
 		if (!__ptr_ring_empty(&q->ring))
@@ -240,31 +494,121 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	return done;
 }
 
-/* A consistent packets/bytes pair, for ndo_get_stats64 and ethtool -S. */
-void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes)
+/*
+ * A consistent packets/bytes pair, for ndo_get_stats64, ethtool -S and
+ * netlink: queue 0's are the sum of every CPU's inline counters.
+ */
+void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
+			   u64 *bytes)
 {
+	struct vrss_queue *q = &vd->queues[i];
 	unsigned int start;
+	u64 p, b;
+	int cpu;
 
-	do {
-		start = u64_stats_fetch_begin(&q->syncp);
-		*packets = u64_stats_read(&q->packets);
-		*bytes = u64_stats_read(&q->bytes);
-	} while (u64_stats_fetch_retry(&q->syncp, start));
+	if (i) {
+		do {
+			start = u64_stats_fetch_begin(&q->syncp);
+			*packets = u64_stats_read(&q->packets);
+			*bytes = u64_stats_read(&q->bytes);
+		} while (u64_stats_fetch_retry(&q->syncp, start));
+		return;
+	}
+	*packets = 0;
+	*bytes = 0;
+	for_each_possible_cpu(cpu) {
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+
+		do {
+			start = u64_stats_fetch_begin(&pc->syncp);
+			p = u64_stats_read(&pc->packets);
+			b = u64_stats_read(&pc->bytes);
+		} while (u64_stats_fetch_retry(&pc->syncp, start));
+		*packets += p;
+		*bytes += b;
+	}
+}
+
+/* Frames that had nothing to hash, over every CPU. */
+u64 vrss_rx_nohash(struct vrss_dev *vd)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->nohash);
+	return sum;
 }
 
 /*
- * Under RTNL: tell the core which NAPI context serves each receive queue
- * in use (netdev netlink on 6.12), or nothing once the device stops.
+ * The CPU queue @i last handed a frame up on: the poll's for a spread
+ * queue (its own CPU before any), for the primary the CPU that handed up
+ * the latest inline frame; -1 before any.
+ */
+int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i)
+{
+	unsigned long best = 0, last;
+	int cpu, ret = -1;
+
+	if (i) {
+		cpu = READ_ONCE(vd->queues[i].last_cpu);
+		return cpu >= 0 ? cpu : READ_ONCE(vd->queues[i].cpu);
+	}
+	for_each_possible_cpu(cpu) {
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+
+		if (!u64_stats_read(&pc->packets))
+			continue;
+		last = READ_ONCE(pc->last);
+		if (ret < 0 || time_after(last, best)) {
+			best = last;
+			ret = cpu;
+		}
+	}
+	return ret;
+}
+
+/*
+ * Under RTNL: tell the core which NAPI context serves each spread queue in
+ * use (netdev netlink on 6.12), or nothing once the device stops.  The
+ * primary has none: the lower's NAPI hands its frames up.
  */
 void vrss_queues_link_napi(struct vrss_dev *vd, bool link)
 {
 	struct net_device *dev = vd->dev;
 	unsigned int i;
 
-	for (i = 0; i < dev->num_rx_queues; i++)
+	for (i = 1; i < dev->num_rx_queues; i++)
 		vrss_compat_queue_set_napi(dev, i,
 					   link && i < dev->real_num_rx_queues ?
 					   &vd->queues[i].napi : NULL);
+}
+
+/* The @k-th online CPU in the order of vrss_queues_place(). */
+static int vrss_place_nth(const struct cpumask *primary, unsigned int k)
+{
+	int cpu, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for_each_online_cpu(cpu)
+			if (cpumask_test_cpu(cpu, primary) == pass && k-- == 0)
+				return cpu;
+	return cpumask_first(cpu_online_mask);
+}
+
+/*
+ * Put spread queue i on the (i-1)-th CPU of this order: the online CPUs
+ * @primary does not name first, then those it names, so that spreading
+ * relieves the CPUs the lower delivers on, and queues share a CPU only
+ * when there are more queues than CPUs.  A queue that moves keeps its
+ * frames in order: its one NAPI context drains its one ring, wherever.
+ */
+void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary)
+{
+	unsigned int i, n = num_online_cpus();
+
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		WRITE_ONCE(vd->queues[i].cpu, vrss_place_nth(primary, (i - 1) % n));
 }
 
 int vrss_queues_alloc(struct vrss_dev *vd)
@@ -276,8 +620,15 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 	vd->queues = kcalloc(dev->num_rx_queues, sizeof(*vd->queues), GFP_KERNEL);
 	if (!vd->queues)
 		return -ENOMEM;
-
-	for (i = 0; i < dev->num_rx_queues; i++) {
+	vd->pcpu = alloc_percpu(struct vrss_pcpu);
+	if (!vd->pcpu) {
+		err = -ENOMEM;
+		goto err_queues;
+	}
+	vd->queues[0].last_cpu = -1;
+	vd->queues[0].cpu = -1;
+	/* Spread queues, each with a ring and a NAPI context. */
+	for (i = 1; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 
 		err = ptr_ring_init(&q->ring, vd->ring_size, GFP_KERNEL);
@@ -285,31 +636,35 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 			goto err_rings;
 		q->vd = vd;
 		q->index = i;
-		q->home_cpu = vrss_queue_default_cpu(i);
-		q->cpu = q->home_cpu;
 		q->last_cpu = -1;
 		INIT_CSD(&q->csd, vrss_kick_handler, q);
 		u64_stats_init(&q->syncp);
 		netif_napi_add(dev, &q->napi, vrss_poll);
 	}
+	/* Until the lower has delivered: as if on the first online CPU. */
+	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
 	err = cpuhp_state_add_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
 	if (err)
 		goto err_rings;
 	return 0;
 
 err_rings:
-	while (i--) {
+	while (--i > 0) {
 		netif_napi_del(&vd->queues[i].napi);
 		ptr_ring_cleanup(&vd->queues[i].ring, NULL);
 	}
+	free_percpu(vd->pcpu);
+	vd->pcpu = NULL;
+err_queues:
 	kfree(vd->queues);
 	vd->queues = NULL;
 	return err;
 }
 
+/* Teardown: the device is gone. */
 static void vrss_skb_free(void *ptr)
 {
-	kfree_skb(ptr);
+	kfree_skb_reason(ptr, SKB_DROP_REASON_DEV_READY);
 }
 
 /* After vrss_queues_stop(): nothing produces, no NAPI runs. */
@@ -318,10 +673,12 @@ void vrss_queues_free(struct vrss_dev *vd)
 	unsigned int i;
 
 	cpuhp_state_remove_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
-	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+	for (i = 1; i < vd->dev->num_rx_queues; i++) {
 		netif_napi_del(&vd->queues[i].napi);
 		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
 	}
+	free_percpu(vd->pcpu);
+	vd->pcpu = NULL;
 	kfree(vd->queues);
 	vd->queues = NULL;
 }
@@ -337,12 +694,11 @@ int vrss_queues_resize(struct vrss_dev *vd, unsigned int size)
 	unsigned int i;
 	int err;
 
-	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+	for (i = 1; i < vd->dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 
 		while ((skb = __ptr_ring_consume(&q->ring))) {
-			atomic64_inc(&q->drops);
-			kfree_skb(skb);
+			vrss_ring_drop(q, skb, SKB_DROP_REASON_DEV_READY);
 			q->consumed++;
 		}
 		q->head = q->consumed;
@@ -359,10 +715,10 @@ void vrss_queues_open(struct vrss_dev *vd)
 {
 	unsigned int i;
 
-	for (i = 0; i < vd->dev->num_rx_queues; i++)
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		napi_enable(&vd->queues[i].napi);
 	/* Frames left from before the last stop are delivered now. */
-	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+	for (i = 1; i < vd->dev->num_rx_queues; i++) {
 		local_bh_disable();
 		if (!ptr_ring_empty(&vd->queues[i].ring))
 			napi_schedule(&vd->queues[i].napi);
@@ -372,16 +728,17 @@ void vrss_queues_open(struct vrss_dev *vd)
 
 /*
  * The device is no longer running, so the rx_handler no longer enqueues
- * once the RCU readers that saw it running are gone.  Then no csd may
- * still be in flight before the NAPI contexts are disabled: a csd handler
- * must not run against a queue that is being freed.
+ * once the RCU readers that saw it running are gone (one grace period for
+ * all queues).  Then no csd may still be in flight before the NAPI
+ * contexts are disabled: a csd handler must not run against a queue that
+ * is being freed.
  */
 void vrss_queues_stop(struct vrss_dev *vd)
 {
 	unsigned int i;
 
 	synchronize_net();
-	for (i = 0; i < vd->dev->num_rx_queues; i++) {
+	for (i = 1; i < vd->dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
 
 		while (test_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
@@ -392,9 +749,10 @@ void vrss_queues_stop(struct vrss_dev *vd)
 
 /*
  * CPU hotplug.  Before a CPU goes down, its queues move to another online
- * CPU; they come home when it is back.  Frames already queued are not
- * lost: a kick in flight runs on the dying CPU when it flushes its IPIs,
- * and the core moves a NAPI scheduled there to a live CPU.
+ * CPU; the load work places them again at its next interval (and on
+ * device open).  Frames already queued are not lost: a kick in flight
+ * runs on the dying CPU when it flushes its IPIs, and the core moves a
+ * NAPI scheduled there to a live CPU.
  */
 static int vrss_cpu_down_prep(unsigned int cpu, struct hlist_node *node)
 {
@@ -402,20 +760,18 @@ static int vrss_cpu_down_prep(unsigned int cpu, struct hlist_node *node)
 	int target = cpumask_any_but(cpu_online_mask, cpu);
 	unsigned int i;
 
-	for (i = 0; i < vd->dev->num_rx_queues; i++)
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		if (vd->queues[i].cpu == cpu)
 			WRITE_ONCE(vd->queues[i].cpu, target);
 	return 0;
 }
 
+/* A CPU came (back): queues spread over it again, as if it was primary. */
 static int vrss_cpu_online(unsigned int cpu, struct hlist_node *node)
 {
 	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
-	unsigned int i;
 
-	for (i = 0; i < vd->dev->num_rx_queues; i++)
-		if (vd->queues[i].home_cpu == cpu)
-			WRITE_ONCE(vd->queues[i].cpu, cpu);
+	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
 	return 0;
 }
 

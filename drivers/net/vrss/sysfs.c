@@ -2,9 +2,9 @@
 /*
  * /sys/class/net/<dev>/vrss/: the load knobs (threshold, hysteresis,
  * interval_ms; read-write, an invalid write is -EINVAL and changes
- * nothing) and the gate's status (state, width, primary_load, lower, and
- * effective_indir: the table in effect at the current width, where
- * `ethtool -x` shows the user's).
+ * nothing) and the gate's status (state, width, primary_load, primary_cpus,
+ * lower, and effective_indir: the table in effect at the current width,
+ * where `ethtool -x` shows the user's).
  */
 #include <linux/device.h>
 #include <linux/netdevice.h>
@@ -106,6 +106,21 @@ static ssize_t primary_load_show(struct device *d,
 }
 static DEVICE_ATTR_RO(primary_load);
 
+/* The CPUs the lower delivered on in the last interval (while sampling). */
+static ssize_t primary_cpus_show(struct device *d,
+				 struct device_attribute *attr, char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	ssize_t ret;
+
+	mutex_lock(&vd->steer_lock);
+	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(vd->load_running ?
+							 vd->primary : cpu_none_mask));
+	mutex_unlock(&vd->steer_lock);
+	return ret;
+}
+static DEVICE_ATTR_RO(primary_cpus);
+
 static ssize_t lower_show(struct device *d, struct device_attribute *attr,
 			  char *buf)
 {
@@ -146,6 +161,7 @@ static struct attribute *vrss_sysfs_attrs[] = {
 	&dev_attr_state.attr,
 	&dev_attr_width.attr,
 	&dev_attr_primary_load.attr,
+	&dev_attr_primary_cpus.attr,
 	&dev_attr_lower.attr,
 	&dev_attr_effective_indir.attr,
 	NULL,

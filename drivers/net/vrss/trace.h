@@ -14,21 +14,23 @@
 #include <linux/tracepoint.h>
 
 TRACE_EVENT(vrss_load_sample,
-	    TP_PROTO(const struct net_device *dev, unsigned int width,
+	    TP_PROTO(const struct net_device *dev, unsigned int width, int cpu,
 		     unsigned int busy, unsigned int net, unsigned int load),
-	    TP_ARGS(dev, width, busy, net, load),
+	    TP_ARGS(dev, width, cpu, busy, net, load),
 	    TP_STRUCT__entry(__array(char, name, IFNAMSIZ)
 			     __field(unsigned int, width)
+			     __field(int, cpu)
 			     __field(unsigned int, busy)
 			     __field(unsigned int, net)
 			     __field(unsigned int, load)),
 	    TP_fast_assign(strscpy(__entry->name, dev->name, IFNAMSIZ);
 			   __entry->width = width;
+			   __entry->cpu = cpu;
 			   __entry->busy = busy;
 			   __entry->net = net;
 			   __entry->load = load;),
-	    TP_printk("dev=%s width=%u primary_busy=%u primary_softirq=%u primary_load=%u",
-		      __entry->name, __entry->width, __entry->busy,
+	    TP_printk("dev=%s width=%u primary_cpu=%d primary_busy=%u primary_softirq=%u primary_load=%u",
+		      __entry->name, __entry->width, __entry->cpu, __entry->busy,
 		      __entry->net, __entry->load)
 );
 

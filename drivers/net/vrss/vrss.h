@@ -31,9 +31,11 @@ enum {
 };
 
 /*
- * One receive queue: a ring filled from the lower device's rx_handler on
- * whatever CPU received the frame, drained by a NAPI context that is always
- * scheduled on the queue's own CPU.
+ * One receive queue.  A spread queue (1..N-1) is a ring filled from the
+ * lower device's rx_handler on whatever CPU received the frame, drained by
+ * a NAPI context that is always scheduled on the queue's own CPU.  The
+ * primary queue (0) uses none of this: its frames go up inline, counted
+ * per CPU (struct vrss_pcpu); only its drops and ipis (always 0) are read.
  */
 struct vrss_queue {
 	struct napi_struct napi;
@@ -42,8 +44,7 @@ struct vrss_queue {
 	unsigned long state;
 	struct vrss_dev *vd;
 	unsigned int index;
-	int home_cpu;		/* its CPU while that one is online */
-	int cpu;		/* where it is processed now */
+	int cpu;		/* where it is processed (policy.c places it) */
 	int last_cpu;		/* where its poll last ran (ethtool -S) */
 
 	/*
@@ -65,12 +66,34 @@ struct vrss_queue {
 	atomic64_t drops;
 	atomic64_t ipis;	/* kicks sent to another CPU */
 
-	/* Load sampling of the queue's CPU (policy.c), at the last sample. */
+} ____cacheline_aligned_in_smp;
+
+/* Where a CPU last handed a frame of a bucket up inline (rx.c). */
+struct vrss_mark {
+	u32 softirqs;		/* the CPU's NET_RX softirq count then */
+	u32 stamp;		/* jiffies then */
+};
+
+/* Per CPU: what the lower delivered here, and what went up inline. */
+struct vrss_pcpu {
+	struct u64_stats_sync syncp;
+	u64_stats_t packets;	/* queue 0's, handed up inline */
+	u64_stats_t bytes;
+	unsigned long last;	/* jiffies of the latest inline frame */
+	unsigned long seen;	/* every frame the lower delivered here */
+	u64 nohash;		/* rxhash on, but nothing to hash */
+	struct vrss_mark marks[VRSS_INDIR_SIZE];
+};
+
+/* Load sampling of one CPU (policy.c), as of the last sample. */
+struct vrss_cpu_sample {
 	u64 idle_us;
 	u64 softirq_us;
 	u64 wall_us;
-	int sampled_cpu;
-} ____cacheline_aligned_in_smp;
+	unsigned long seen;	/* vrss_pcpu.seen then */
+	bool valid;
+	struct vrss_load load;	/* over the interval before it */
+};
 
 /* Hash key, the user's indirection table and the hash's lookup table. */
 struct vrss_rss {
@@ -103,6 +126,8 @@ struct vrss_dev {
 	struct net_device *dev;
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
+	struct vrss_pcpu __percpu *pcpu;
+	bool hashing;			/* rx.c: rxhash on, buckets tracked */
 	unsigned int ring_size;
 
 	/*
@@ -115,7 +140,7 @@ struct vrss_dev {
 	struct vrss_rss __rcu *rss;
 	struct vrss_steer __rcu *steer;
 	unsigned int width;		/* asked for by the load policy */
-	/* Per bucket: queue << 32 | that queue's tail after its last frame. */
+	/* Per bucket: its queue and that queue's tail after its last frame. */
 	atomic64_t buckets[VRSS_INDIR_SIZE];
 
 	/* Load-gated steering (policy.c), under steer_lock. */
@@ -124,10 +149,12 @@ struct vrss_dev {
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
+	struct vrss_cpu_sample *samples; /* nr_cpu_ids of them */
+	cpumask_var_t primary;		/* CPUs the lower delivered on */
+	int primary_cpu;		/* the busiest of them, or -1 */
 
 	unsigned int hash_ports;	/* VRSS_FLOW_* bits hashing ports (sdfn) */
 	struct pcpu_sw_netstats __percpu *tx_stats;
-	atomic64_t rx_nohash;		/* rxhash on, but nothing to hash */
 	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */
 	atomic64_t rx_held;		/* frames kept on a bucket's old queue */
 	atomic64_t bucket_moves;
@@ -148,12 +175,17 @@ void vrss_rx_exit(void);
 int vrss_queues_alloc(struct vrss_dev *vd);
 void vrss_queues_free(struct vrss_dev *vd);
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
-void vrss_rx_buckets_reset(struct vrss_dev *vd);
-void vrss_queue_read_stats(struct vrss_queue *q, u64 *packets, u64 *bytes);
+void vrss_rx_hashing_on(struct vrss_dev *vd);
+void vrss_rx_hashing_off(struct vrss_dev *vd);
+void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
+			   u64 *bytes);
+u64 vrss_rx_nohash(struct vrss_dev *vd);
+int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
+void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary);
 void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
-void vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
+rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
 
 /* rss.c */
 int vrss_rss_init(struct vrss_dev *vd);
@@ -162,6 +194,7 @@ int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
 void vrss_rss_channels_changed(struct vrss_dev *vd);
 unsigned int vrss_rss_max_width(struct vrss_dev *vd);
 int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width);
+int vrss_rss_single(struct vrss_dev *vd);
 bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 		     unsigned int *bucket);
 

@@ -4,7 +4,9 @@
 # Self-tests of tools/vm/run, on the host (each case boots a guest): exit
 # codes pass through, stdout and stderr stay apart, the repository is
 # writable and the host root is not, and every way a guest can go wrong (a
-# panic, a WARN, a hung command) gives a non-zero exit.  KTAP output.
+# panic, a WARN, a hung command) gives a non-zero exit; --nic gives the
+# guest a virtio-net NIC whose host end lives in a namespace of the run's
+# own, gone afterwards.  KTAP output.
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 run=$repo/tools/vm/run
@@ -44,7 +46,7 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..23"
 
 expect_rc 0 "6.12: exit 0 passes through" -- true
 expect_rc 0 "6.1: exit 0 passes through" --kernel 6.1 -- true
@@ -66,6 +68,15 @@ rm -f "$marker"
 
 expect_rc 0 "--cpus 3 --mem 1G give 3 vCPUs" --cpus 3 --mem 1G -- \
 	sh -c '[ "$(nproc)" = 3 ] && [ "$(awk "/MemTotal/ { print \$2 }" /proc/meminfo)" -lt 1100000 ]'
+
+# A boot that never reaches CMD (here: a limit no boot can meet) is
+# stopped and tried three times, then fails with a message, well before
+# --timeout.
+start=$(date +%s)
+VRSS_VM_BOOT_LIMIT=1 expect_fail "a guest that never starts CMD fails the run" --timeout 300 -- true
+[ $(($(date +%s) - start)) -lt 60 ] && grep -q 'hung while booting, three times' "$tmp/err" &&
+	[ "$(grep -c 'hung while booting (no CMD after 1 s); booting again' "$tmp/err")" = 2 ]
+result $? "... after three boots of about the boot limit each, saying so"
 
 expect_fail "a panic (sysrq c) fails the run" -- sh -c 'echo c > /proc/sysrq-trigger; sleep 5'
 grep -q 'sysrq triggered crash' "$tmp/err"
@@ -93,6 +104,51 @@ elapsed=$(($(date +%s) - start))
 echo "# killed after $elapsed s"
 [ $elapsed -lt 45 ]
 result $? "the hung guest is gone within the timeout plus 25 s"
+
+# --- --nic ---------------------------------------------------------------
+
+# A guest side that checks its NIC: QUEUES combined channels, the
+# documented MAC, then host->guest ping through tools/vm/host, and the
+# host end in the namespace it was promised.
+nic_check='q=$1
+[ "$(ethtool -l "$VRSS_NIC" | awk "/^Combined:/ { v = \$2 } END { print v }")" = "$q" ] || { echo "channels: $(ethtool -l "$VRSS_NIC")"; exit 1; }
+[ "$(cat /sys/class/net/$VRSS_NIC/address)" = 52:54:00:12:34:56 ] || exit 2
+ip link set "$VRSS_NIC" up && ip addr add 198.51.100.1/24 dev "$VRSS_NIC" || exit 3
+tools/vm/host run ping -c 3 -W 5 198.51.100.1 || exit 4
+[ "$(tools/vm/host run ip netns identify)" = "$VRSS_NIC_NETNS" ] || exit 5'
+for q in 1 2; do
+	ns=vrss-rig-test-$$-$q
+	expect_rc 0 "--nic $q: $q queue pairs in the guest, host->guest ping from namespace $ns" \
+		--nic $q --netns $ns --timeout 120 -- bash -c "$nic_check" _ $q
+	! ip netns list | grep -q "^$ns\b"
+	result $? "--nic $q: namespace $ns deleted after the run"
+done
+
+ns=vrss-rig-test-$$-hung
+expect_rc 124 "--nic: a hung CMD with a host-side command running is killed" \
+	--nic 1 --netns $ns --timeout 30 -- sh -c 'tools/vm/host start sleep 600; sleep 600'
+! ip netns list | grep -q "^$ns\b" && ! pgrep -f "sleep 600" > /dev/null
+result $? "--nic: namespace and host-side command gone after a timeout"
+
+rc=0
+for bad in 0 17 x 1x -1; do
+	start=$(date +%s%N)
+	"$run" --nic "$bad" -- true > /dev/null 2> "$tmp/err"
+	r=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	echo "# --nic '$bad': exit $r in $ms ms: $(cat "$tmp/err")"
+	[ "$r" = 2 ] && [ "$ms" -lt 2000 ] && grep -q 'QUEUES must be' "$tmp/err" || rc=1
+done
+result $rc "--nic: bad QUEUES refused with a message before anything boots"
+
+ns=vrss-rig-test-$$-taken
+ip netns add $ns
+"$run" --nic 1 --netns $ns -- true > /dev/null 2> "$tmp/err"
+r=$?
+echo "# exit $r: $(cat "$tmp/err")"
+ip netns list | grep -q "^$ns\b" && [ "$r" = 2 ] && grep -q 'exists already' "$tmp/err"
+result $? "--netns: a namespace that exists is refused, and left alone"
+ip netns del $ns
 
 echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ $fail -eq 0 ]

@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The load gate (SPEC section 6) with real load: rxhash on, threshold 80.
-# Light traffic stays on the primary queue; a CPU hog pinned to the
-# primary queue's CPU makes vrss spread within a few intervals, and the
-# flows then land on the queues the table in effect names; once the hog
-# stops, vrss returns to a single queue.  threshold 100 never spreads, even
-# under the hog; threshold 0 always does.
+# The gate samples the CPU the lower delivers on: veth delivers on the
+# sender's CPU, so the senders run on CPU 0, the primary CPU.  Light
+# traffic stays on the primary queue; a CPU hog pinned to CPU 0 while
+# paced traffic keeps arriving there makes vrss spread within a few
+# intervals, and the flows then land on the queues the table in effect
+# names, queue 1 on another CPU; once the hog stops, vrss returns to a
+# single queue.  threshold 100 never spreads, even under the hog;
+# threshold 0 always does.  Without traffic no CPU is primary: a hog
+# alone does not spread.
 #
-# The test itself and its senders run pinned to the last CPU, and so do the
-# guest's device interrupts (the rig's 9p file system: reading Python from
-# it would load CPU 0), so that the primary queue's CPU carries only the
-# receive work and the hog.
+# The test itself runs pinned to the last CPU, and so do the guest's
+# device interrupts (the rig's 9p file system: reading Python from it
+# would load CPU 0), so that CPU 0 carries only the traffic and the hog.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
@@ -26,11 +29,13 @@ for irq in /proc/irq/[0-9]*; do
 	echo $last > "$irq/smp_affinity_list" 2> /dev/null || true
 done
 
-ktap_plan 15
+ktap_plan 17
 
 hog=
+pacer=
 cleanup() {
 	[ -z "$hog" ] || kill "$hog" 2>/dev/null
+	[ -z "$pacer" ] || kill "$pacer" 2>/dev/null
 	vrss_trace_off
 	vrss_net_cleanup
 	vrss_unload 2>/dev/null
@@ -44,15 +49,15 @@ setup() {
 }
 ktap_check "vrss0 with $nq queues, rxhash on, threshold 80 (default)" setup
 interval=$(vrss_sys interval_ms)
-cpu0=$(vrss_stat vrss0 rx_queue_0_cpu)
-echo "# primary queue on CPU $cpu0, test pinned to CPU $last, interval ${interval} ms"
+cpu0=$VRSS_SEND_CPU
+echo "# senders (the primary CPU) on CPU $cpu0, test pinned to CPU $last, interval ${interval} ms"
 
 # 64 flows, one datagram every 2 ms: light.
 light() {
 	local b s0
 	s0=$(vrss_stat vrss0 spread_events)
 	b=$(vrss_queue_packets vrss0)
-	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" pace $VRSS_IP 64 4 0.002
+	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" pace $VRSS_IP 64 4 0.002
 	sleep 0.3
 	got=$(vrss_queue_delta "$b" "$(vrss_queue_packets vrss0)")
 	echo "per-queue packets $got, primary_load $(vrss_sys primary_load)," \
@@ -62,6 +67,23 @@ light() {
 }
 ktap_check "light traffic: state stays single, every packet on queue 0" light
 
+# The hog, and paced traffic delivered on its CPU (one datagram per
+# 10 ms, on other ports than the checks' flows) until pacer_stop.
+rx_packets() { cat /sys/class/net/vrss0/statistics/rx_packets; }
+pacer_start() {
+	local i p0
+	p0=$(rx_packets)
+	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" \
+		pace $VRSS_IP 1 100000 0.01 40000 &
+	pacer=$!
+	# Python starts slowly under TCG: on once its datagrams arrive.
+	for ((i = 0; i < 400; i++)); do
+		[ "$(rx_packets)" -ge $((p0 + 3)) ] && return 0
+		sleep 0.05
+	done
+	echo "# the pacer's datagrams never arrived"
+	return 1
+}
 hog_start() {
 	taskset -c "$cpu0" sh -c 'while :; do :; done' &
 	hog=$!
@@ -70,6 +92,11 @@ hog_stop() {
 	kill "$hog"
 	wait "$hog" 2>/dev/null
 	hog=
+}
+pacer_stop() {
+	kill "$pacer"
+	wait "$pacer" 2>/dev/null
+	pacer=
 }
 
 # reaction up|down: from the trace, the load samples from the first one on
@@ -86,6 +113,7 @@ reaction() {
 	}' $VRSS_TRACING/trace
 }
 
+pacer_start
 vrss_trace_on vrss_width_change vrss_load_sample
 hog_start
 t=$(vrss_wait_state spread 3000)
@@ -94,6 +122,11 @@ n=$(reaction up)
 echo "# hog on CPU $cpu0: spread after $t ms, $n samples from the first at >= 80 % busy;" \
      "width $(vrss_sys width), primary_load $(vrss_sys primary_load)"
 ktap_result "CPU hog on the primary CPU: spread within 3000 ms" $rc
+primary=$(vrss_sys primary_cpus)
+cpus=$(vrss_trace_lines vrss_load_sample | sed -n 's/.* primary_cpu=\([-0-9]*\) .*/\1/p' | sort -u | paste -sd,)
+echo "# primary_cpus $primary; the samples' busiest primary CPU: $cpus"
+ktap_check "the gate sampled the CPU the lower delivered on: primary_cpus $cpu0" \
+	test "$primary" = "$cpu0" -a "$cpus" = "$cpu0"
 # The policy spreads at the 2nd sample above (tests/unit/test_policy.c);
 # one more when a TCG vCPU thread stalls on the host mid-interval.
 ktap_check "... at the 2nd interval above the threshold (3rd: TCG slack)" test "${n:-9}" -le 3
@@ -103,13 +136,16 @@ echo "# traced: $traced"
 echo > $VRSS_TRACING/trace
 
 # The flood may make the policy widen further (the CPUs in use above the
-# threshold): sampling is held off (interval_ms 10000) for the exact check.
+# threshold): sampling is held off (interval_ms 10000) for the exact check,
+# and the pacer with it, whose datagrams the counts would include.
 spread_traffic() {
 	local b d others=0 i
 	vrss_sys_set interval_ms 10000
+	pacer_stop
 	b=$(vrss_queue_packets vrss0)
 	vrss_check_steering "under the hog, 32 flows land exactly where the table in effect says" \
 		$VRSS_PEER_IP $VRSS_IP --effective
+	pacer_start
 	vrss_sys_set interval_ms "$interval"
 	d=($(vrss_queue_delta "$b" "$(vrss_queue_packets vrss0)"))
 	for ((i = 1; i < nq; i++)); do
@@ -129,6 +165,7 @@ n=$(reaction down)
 echo "# hog stopped: single after $t ms, $n samples from the first below 80 % busy;" \
      "primary_load $(vrss_sys primary_load)"
 ktap_result "hog stopped: back to single within 5000 ms" $rc
+pacer_stop
 # The smoothed load halves each interval, then 3 intervals below
 # threshold - hysteresis (include/vrss/policy.h).
 ktap_check "... within 6 intervals of the load dropping" test "${n:-99}" -le 6
@@ -143,15 +180,34 @@ never() {
 	local s0 load state
 	vrss_sys_set threshold 100 || return 1
 	s0=$(vrss_stat vrss0 spread_events)
+	pacer_start || return 1
 	hog_start
 	sleep "$(awk -v i="$interval" 'BEGIN { print 10 * i / 1000 }')"
 	load=$(vrss_sys primary_load)
 	state=$(vrss_sys state)
 	hog_stop
+	pacer_stop
 	echo "primary_load $load after 10 intervals, state $state"
 	[ "$load" -ge 80 ] && [ "$state" = single ] && [ "$(vrss_stat vrss0 spread_events)" = "$s0" ]
 }
 ktap_check "threshold 100: the hog (primary_load >= 80) never spreads" never
+
+# A hog with no traffic: no CPU delivered, nothing is primary, load 0.
+idle_hog() {
+	local s0 load cpus
+	vrss_sys_set threshold 80 || return 1
+	s0=$(vrss_stat vrss0 spread_events)
+	taskset -c "$cpu0" sh -c 'while :; do :; done' &
+	hog=$!
+	sleep "$(awk -v i="$interval" 'BEGIN { print 10 * i / 1000 }')"
+	load=$(vrss_sys primary_load)
+	cpus=$(vrss_sys primary_cpus)
+	hog_stop
+	echo "hog without traffic: primary_load $load, primary_cpus '$cpus', state $(vrss_sys state)"
+	[ "$load" = 0 ] && [ -z "$cpus" ] && [ "$(vrss_sys state)" = single ] &&
+		[ "$(vrss_stat vrss0 spread_events)" = "$s0" ]
+}
+ktap_check "a hog without traffic: nothing primary, no spread" idle_hog
 
 always() {
 	vrss_sys_set threshold 0 &&

@@ -129,10 +129,17 @@ vrss_net_cleanup() {
 	ip netns del $VRSS_PEER 2>/dev/null
 }
 
+# veth hands a frame to the lower on the CPU that sent it, so that is
+# where vrss0's primary queue receives it (inline) and what the load gate
+# samples: the tests' senders run on CPU 0 unless they say otherwise, so
+# that the primary CPU is known and the spread queues sit on CPUs 1..N-1.
+VRSS_SEND_CPU=${VRSS_SEND_CPU:-0}
+
 # vrss_send_udp FLOWS PER_FLOW: PER_FLOW UDP datagrams from the peer to
-# vrss0 on each of FLOWS flows (vrss_udp.py has the ports).
+# vrss0 on each of FLOWS flows (vrss_udp.py has the ports), sent from
+# $VRSS_SEND_CPU.
 vrss_send_udp() {
-	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP "$1" "$2"
+	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP "$1" "$2"
 }
 
 # vrss_queue_delta BEFORE AFTER: per-queue differences, space separated.
@@ -148,6 +155,11 @@ vrss_queue_delta() {
 # vrss_stat DEV NAME: one ethtool -S counter.
 vrss_stat() {
 	ethtool -S "$1" | awk -v n="$2:" '$1 == n { print $2; f = 1 } END { exit !f }'
+}
+
+# vrss_stat_sum DEV SUFFIX: the sum of the rx_queue_<i>_SUFFIX counters.
+vrss_stat_sum() {
+	ethtool -S "$1" | awk -v s="_$2:" '$1 ~ /^rx_queue_[0-9]+_/ && substr($1, length($1) - length(s) + 1) == s { n += $2 } END { print n + 0 }'
 }
 
 # vrss_queue_packets DEV: the rx_queue_<i>_packets counters, space separated.
@@ -202,7 +214,7 @@ vrss_check_steering() {
 	want=$("$VRSS_DIR/vrss_udp.py" predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports $eff) ||
 		{ ktap_result "$name" 1; return; }
 	before=$(vrss_queue_packets vrss0)
-	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send "$dst" 32 10 $size
+	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send "$dst" 32 10 $size
 	sleep 0.5
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 	# The prediction lists queues up to the highest the table names.
@@ -221,17 +233,40 @@ vrss_sys_set() {
 	echo "$2" > "/sys/class/net/vrss0/vrss/$1"
 }
 
-# vrss_wait_state STATE TIMEOUT_MS: poll vrss0's state every 10 ms; prints
-# the milliseconds it took, fails on timeout.
+# vrss_wait_state STATE TIMEOUT_MS [BELOW]: poll vrss0's state (and, with
+# BELOW, its primary_load, which must also be under BELOW) every 10 ms;
+# prints the milliseconds it took, fails on timeout. The loop forks nothing
+# (bash's clock, read from sysfs, read -t on a pipe nobody writes as the
+# sleep): a fork and exec every 10 ms is tens of percent of a TCG vCPU,
+# enough to hold the gate it waits for above its threshold.
 vrss_wait_state() {
-	local want=$1 limit=$2 start now
-	start=$(date +%s%3N)
+	local want=$1 limit=$2 below=${3:-} start now s l=0 fd rc
+	exec {fd}<> <(:)
+	start=${EPOCHREALTIME/./}
 	while :; do
-		now=$(date +%s%3N)
-		[ "$(vrss_sys state)" = "$want" ] && { echo $((now - start)); return 0; }
-		[ $((now - start)) -lt "$limit" ] || { echo $((now - start)); return 1; }
-		sleep 0.01
+		now=${EPOCHREALTIME/./}
+		read -r s < /sys/class/net/vrss0/vrss/state
+		[ -z "$below" ] || read -r l < /sys/class/net/vrss0/vrss/primary_load
+		if [ "$s" = "$want" ] && { [ -z "$below" ] || [ "$l" -lt "$below" ]; }; then
+			rc=0
+			break
+		fi
+		if [ $((now - start)) -ge $((limit * 1000)) ]; then
+			rc=1
+			break
+		fi
+		read -r -t 0.01 -u "$fd" _
 	done
+	exec {fd}>&-
+	echo $(((now - start) / 1000))
+	return $rc
+}
+
+# vrss_wait_calm LOAD TIMEOUT_MS: single with primary_load below LOAD: a
+# gate that is single and about to spread anyway is no baseline for a test
+# that makes it spread.
+vrss_wait_calm() {
+	vrss_wait_state single "$2" "$1"
 }
 
 VRSS_TRACING=/sys/kernel/tracing
@@ -240,6 +275,12 @@ VRSS_TRACING=/sys/kernel/tracing
 vrss_trace_on() {
 	local e
 	[ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING || return 1
+	# With record-cmd on (the default), enabling any event hooks the
+	# scheduler's sched_wakeup and sched_switch tracepoints, and
+	# disabling it unhooks them: text patches of code every vCPU is
+	# running, which QEMU's TCG sometimes gets wrong ("Oops: int3" in
+	# ttwu_do_activate, make bench on 6.12).  The events need no comms.
+	echo 0 > $VRSS_TRACING/options/record-cmd
 	for e in "$@"; do
 		echo 1 > "$VRSS_TRACING/events/vrss/$e/enable" || return 1
 	done

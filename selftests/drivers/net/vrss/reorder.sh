@@ -7,7 +7,8 @@
 # datagrams (UDP GSO, segmented before veth1) so that queues hold frames
 # when their buckets move, while the width is forced up
 # and down hundreds of times (threshold flipped between 0 and 100 every
-# few ms, interval_ms 10) and the queue count changes with ethtool -L.  The
+# few ms, interval_ms 10), the queue count changes with ethtool -L and
+# rxhash goes off and on (frames must not overtake those on the rings).  The
 # receiver counts datagrams that arrive after a later one of their flow:
 # there must be none, and received + counted drops = sent.  The moves and
 # the frames held back for order are counted too, so the test shows the
@@ -57,10 +58,10 @@ setup() {
 }
 ktap_check "vrss0 with $nq queues, rxhash on, interval_ms 10, GSO off on veth1" setup
 
-# The sender on the primary queue's CPU: queue 0 then holds its frames
-# until the lower's backlog poll is done, while the flipper (on the last
-# CPU) moves their buckets away.
-cpu0=$(vrss_stat vrss0 rx_queue_0_cpu)
+# The sender on CPU 0: veth delivers there, the primary hands frames up
+# inline there (in the backlog poll's batch), while the flipper (on the
+# last CPU) moves their buckets to spread queues on other CPUs and back.
+cpu0=$VRSS_SEND_CPU
 last=$((nq - 1))
 transfer() {
 	d0=$(dropped)
@@ -68,9 +69,6 @@ transfer() {
 	h0=$(vrss_stat vrss0 rx_held_for_order)
 	w0=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events)))
 
-	# The sender on the primary queue's CPU: queue 0 then holds its frames
-	# until the lower's backlog poll is done, while the flipper (on the last
-	# CPU) moves their buckets away.
 	taskset -c $last "$VRSS_DIR/vrss_udp.py" seqrecv $VRSS_IP $FLOWS $COUNT > "$tmp/recv" &
 	receiver=$!
 	for _ in $(seq 50); do grep -q ready "$tmp/recv" && break; sleep 0.1; done
@@ -87,13 +85,16 @@ transfer() {
 	wait "$receiver"
 	receiver=
 
-	read -r _ received _ reordered < <(grep '^received' "$tmp/recv")
+	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
 	drops=$(($(dropped) - d0))
 	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
-	read -r _ flips _ channels < "$tmp/flip"
+	read -r _ flips _ channels _ toggles < "$tmp/flip"
+	# A reorder in any transfer counts: a second one never hides it.
+	reordered_all=$((reordered_all + ${reordered:-1} + ${foreign:-1}))
 }
+reordered_all=0
 transfer
 # A transfer in which no bucket moved, or none waited for order, did not
 # exercise the rule (whether a flip lands while queue 0 still holds frames
@@ -106,14 +107,14 @@ if [ "$moves" = 0 ] || [ "$held" = 0 ]; then
 fi
 echo "# sent $COUNT on $FLOWS flows in $sent_ms ms; received $received, reordered $reordered," \
      "counted drops $drops"
-echo "# threshold flips $flips, width changes $widths, ethtool -L $channels times, bucket moves $moves," \
+echo "# threshold flips $flips, width changes $widths, ethtool -L $channels times, rxhash off/on $toggles, bucket moves $moves," \
      "frames held back for order $held"
 
-ktap_check "the width changed hundreds of times during the transfer" test "$widths" -ge 200
+ktap_check "the width changed over a hundred times during the transfer" test "$widths" -ge 100
 ktap_check "... and the queue count too (ethtool -L)" test "$channels" -ge 5
 ktap_check "buckets moved, and frames were held back for order" \
 	test "$moves" -gt 0 -a "$held" -gt 0
-ktap_check "no flow reordered" test "${reordered:-1}" = 0
+ktap_check "no flow reordered (in any transfer)" test "$reordered_all" = 0
 ktap_check "received + counted drops = sent" test $((${received:-0} + drops)) = $COUNT
 # Drops (full rings or socket buffer when TCG stalls a vCPU) are counted
 # above; many of them would leave too few frames in flight for the test.

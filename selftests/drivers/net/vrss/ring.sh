@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The per-queue rings (SPEC section 3): ethtool -g/-G rx, and a full ring
-# drops and counts, never blocks: with 1-slot rings and senders on every
-# CPU, what the lower received = delivered + counted drops, drops > 0.
+# The spread queues' rings (SPEC section 3): ethtool -g/-G rx, and a full
+# ring drops and counts, never blocks: with 1-slot rings, a table that
+# names only spread queues and senders on every CPU, what the lower
+# received = delivered + counted drops, drops > 0.  The primary has no
+# ring: with rxhash off the same flood into 1-slot rings drops nothing.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 
-ktap_plan 9
+ktap_plan 12
 
 cleanup() {
 	vrss_net_cleanup
@@ -24,9 +26,9 @@ rx_ring() {
 }
 
 setup() {
-	vrss_load && vrss_net_setup
+	vrss_load threshold=0 && vrss_net_setup
 }
-ktap_check "vrss0 on veth0" setup
+ktap_check "vrss0 on veth0, threshold 0" setup
 ktap_check "ethtool -g: rx max 4096, 1024 in use" test "$(rx_ring)" = "4096 1024 "
 ktap_check "ethtool -G rx 1 refused while up, nothing changed" sh -c \
 	'! ethtool -G vrss0 rx 1 2>/dev/null && [ "$(ethtool -g vrss0 | awk "/^RX:/ { print \$2 }" | tail -n 1)" = 1024 ]'
@@ -38,23 +40,40 @@ ktap_check "ethtool -G rx 1 while down" sh -c \
 ip link set vrss0 up
 sleep 0.5
 
-# Senders on every CPU into 1-slot rings.
-lower0=$(cat /sys/class/net/veth0/statistics/rx_packets)
-pkts0=$(cat /sys/class/net/vrss0/statistics/rx_packets)
-drop0=$(cat /sys/class/net/vrss0/statistics/rx_dropped)
-vrss_send_from_every_cpu 120 250
-sleep 0.5
-lower=$(($(cat /sys/class/net/veth0/statistics/rx_packets) - lower0))
-pkts=$(($(cat /sys/class/net/vrss0/statistics/rx_packets) - pkts0))
-drops=$(($(cat /sys/class/net/vrss0/statistics/rx_dropped) - drop0))
-qdrops=0
-for ((i = 0; i < $(nproc); i++)); do
-	qdrops=$((qdrops + $(vrss_stat vrss0 rx_queue_${i}_drops)))
-done
-echo "# lower received $lower, vrss0 delivered $pkts, dropped $drops (queues: $qdrops)"
+# flood NAME: senders on every CPU; the lower's rx, vrss0's delivered and
+# dropped, and the queues' drops over it.
+flood() {
+	local lower0 pkts0 drop0 qdrop0
+	lower0=$(cat /sys/class/net/veth0/statistics/rx_packets)
+	pkts0=$(cat /sys/class/net/vrss0/statistics/rx_packets)
+	drop0=$(cat /sys/class/net/vrss0/statistics/rx_dropped)
+	qdrop0=$(vrss_stat_sum vrss0 drops)
+	vrss_send_from_every_cpu "$2" 250
+	sleep 0.5
+	lower=$(($(cat /sys/class/net/veth0/statistics/rx_packets) - lower0))
+	pkts=$(($(cat /sys/class/net/vrss0/statistics/rx_packets) - pkts0))
+	drops=$(($(cat /sys/class/net/vrss0/statistics/rx_dropped) - drop0))
+	qdrops=$(($(vrss_stat_sum vrss0 drops) - qdrop0))
+	echo "# $1: lower received $lower, vrss0 delivered $pkts, dropped $drops (queues: $qdrops)"
+}
+
+# rxhash off: everything up inline on the primary, which has no ring.
+flood "rxhash off, 1-slot rings" 60
+ktap_check "rxhash off: no ring, no drop, lower's rx = delivered" \
+	test "$drops" = 0 -a "$lower" = "$pkts" -a "$lower" -gt 0
+
+# rxhash on, every bucket on a spread queue: 1-slot rings overflow.
+spread() {
+	local w
+	w="0$(for ((i = 1; i < $(nproc); i++)); do printf ' 1'; done)"
+	ethtool -K vrss0 rxhash on && ethtool -X vrss0 weight $w
+}
+ktap_check "rxhash on, threshold 0, a table of spread queues only" spread
+flood "rxhash on, 1-slot rings" 120
 ktap_check "full rings drop: some frames dropped" test "$drops" -gt 0
 ktap_check "lower's rx = delivered + dropped, queue drops = device drops" \
 	test "$lower" = $((pkts + drops)) -a "$qdrops" = "$drops"
+ktap_check "the primary dropped nothing" test "$(vrss_stat vrss0 rx_queue_0_drops)" = 0
 
 ktap_check "no taint beyond out-of-tree and unsigned" \
 	test "$(vrss_taint_other)" -eq "$taint0"

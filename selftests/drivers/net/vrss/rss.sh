@@ -54,7 +54,7 @@ ktap_result "ethtool -n rx-flow-hash tcp4|udp4|tcp6|udp6: sdfn by default" $fiel
 vrss_check_steering "default key and table: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
 
 ktap_check "64 flows: SO_INCOMING_CPU of each is its queue's CPU, none lost" \
-	"$VRSS_DIR/vrss_udp.py" cpucheck $VRSS_PEER_IP $VRSS_IP 64 5 vrss0 $VRSS_PEER
+	taskset -c "$VRSS_SEND_CPU" "$VRSS_DIR/vrss_udp.py" cpucheck $VRSS_PEER_IP $VRSS_IP 64 5 vrss0 $VRSS_PEER
 ktap_check "packet sockets see skb hash = Toeplitz of each flow (default key)" \
 	"$VRSS_DIR/vrss_udp.py" hashcheck $VRSS_PEER_IP $VRSS_IP 32 5 vrss0 $VRSS_PEER
 

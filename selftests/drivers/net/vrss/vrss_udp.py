@@ -12,24 +12,31 @@
   vrss_udp.py flood DST FLOWS SIZE SPORT STOPFILE
       Sends round robin over FLOWS flows until the file STOPFILE exists,
       skipping sends that fail (the stress test takes links down).
-  vrss_udp.py pace DST FLOWS PER_FLOW GAP
+  vrss_udp.py pace DST FLOWS PER_FLOW GAP [SPORT]
       Light traffic: the same flows, one datagram per flow every GAP
       seconds.
-  vrss_udp.py seqsend DST FLOWS COUNT [BURST]
+  vrss_udp.py seqsend DST FLOWS COUNT [BURST [GAP]]
       COUNT datagrams round robin over FLOWS flows (source port 20000+f,
       all to port 7000), each carrying its flow and its sequence number
       in that flow.  With BURST, BURST datagrams of a flow per system call
       (UDP GSO, segmented before the wire when the device has GSO off): a
-      burst reaches the receive side back to back.
+      burst reaches the receive side back to back.  With GAP, a pause of
+      GAP seconds after each round over the flows (a sender outside a
+      TCG guest is otherwise far faster than the guest).
   vrss_udp.py seqrecv ADDR FLOWS COUNT
       Receives what seqsend sends on ADDR port 7000 until COUNT arrived or
       the senders are quiet for 2 s; prints "received R reordered O" with
       O the datagrams that came after a later one of their flow.
+  vrss_udp.py mrecv GROUP IFADDR COUNT
+      Joins the IPv4 multicast GROUP on the interface of address IFADDR
+      and counts what arrives on port 7000 until COUNT arrived or nothing
+      came for 2 s (10 s before the first); prints "received R".
   vrss_udp.py flip DEV QUEUES STOPFILE
       Until STOPFILE exists: DEV's threshold alternately 0 and 100 every
       millisecond, and every 50 flips `ethtool -L DEV rx QUEUES - 1` for 6
-      flips; then threshold 80 and QUEUES queues again.  Prints the number
-      of flips and of queue count changes.
+      flips and rxhash off for 6 flips; then threshold 80, QUEUES queues
+      and rxhash on again.  Prints the number of flips, of queue count
+      changes and of rxhash switches.
   vrss_udp.py malformed IFACE DSTMAC CASE COUNT | malformed list
       Sends COUNT copies of a named malformed frame (runts, bad IPv4
       header lengths, truncated IPv6 extension headers, fragments, VLAN
@@ -46,7 +53,9 @@
       Binds one UDP socket per flow on DST, sends the flows from
       PEER_NETNS, and checks that each socket received all its datagrams
       and that SO_INCOMING_CPU (where the stack processed them) is the CPU
-      of the queue table[hash % 128] names (queue i on CPU i % online CPUs).
+      of the queue table[hash % 128] names (queue i on CPU i % online CPUs:
+      run it on CPU 0, where veth then delivers and the primary, queue 0,
+      hands frames up inline, the spread queues on CPUs 1, 2, ...).
   vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports] [--effective]
       The per-queue packet counts those flows must give on DEV, from the
       key and table `ethtool -x DEV` shows: an independent Toeplitz
@@ -101,11 +110,11 @@ def flood(dst, flows, size, sport, stopfile):
                     pass
 
 
-def pace(dst, flows, per_flow, gap):
+def pace(dst, flows, per_flow, gap, sport=SPORT):
     socks = []
     for f in range(flows):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("0.0.0.0", SPORT + f))
+        s.bind(("0.0.0.0", sport + f))
         socks.append(s)
     for _ in range(per_flow):
         for f, s in enumerate(socks):
@@ -119,7 +128,7 @@ SEQ = struct.Struct("!II")
 SOL_UDP, UDP_SEGMENT = 17, 103
 
 
-def seqsend(dst, flows, count, burst=1):
+def seqsend(dst, flows, count, burst=1, gap=0.0):
     socks = []
     for f in range(flows):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -136,6 +145,8 @@ def seqsend(dst, flows, count, burst=1):
         socks[f].send(b"".join(SEQ.pack(f, seq[f] + k) for k in range(n)))
         seq[f] += n
         sent += n
+        if gap and f == flows - 1:
+            time.sleep(gap)
 
 
 def seqrecv(addr, flows, count):
@@ -145,12 +156,16 @@ def seqrecv(addr, flows, count):
     s.settimeout(60)
     print("ready", flush=True)
     last = [-1] * flows
-    received = reordered = 0
+    received = reordered = foreign = 0
     while received < count:
         try:
             data = s.recv(64)
         except socket.timeout:
             break
+        if len(data) < SEQ.size:
+            # Not ours (another sender to DPORT): the caller sees it.
+            foreign += 1
+            continue
         f, seq = SEQ.unpack(data[:SEQ.size])
         s.settimeout(2)
         received += 1
@@ -158,17 +173,41 @@ def seqrecv(addr, flows, count):
             reordered += 1
         else:
             last[f] = seq
-    print(f"received {received} reordered {reordered}")
+    print(f"received {received} reordered {reordered} foreign {foreign}")
+
+
+def mrecv(group, ifaddr, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((group, DPORT))
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                 socket.inet_aton(group) + socket.inet_aton(ifaddr))
+    s.settimeout(10)
+    print("ready", flush=True)
+    received = 0
+    while received < count:
+        try:
+            s.recv(64)
+        except socket.timeout:
+            break
+        received += 1
+        s.settimeout(2)
+    print(f"received {received}")
 
 
 def flip(dev, queues, stopfile):
     path = f"/sys/class/net/{dev}/vrss/threshold"
-    flips = changes = 0
+    flips = changes = toggles = 0
 
     def channels(n):
         nonlocal changes
         subprocess.run(["ethtool", "-L", dev, "rx", str(n)], check=True)
         changes += 1
+
+    def rxhash(state):
+        nonlocal toggles
+        subprocess.run(["ethtool", "-K", dev, "rxhash", state], check=True)
+        toggles += 1
 
     with open(path, "w") as f:
         while not os.path.exists(stopfile):
@@ -180,9 +219,14 @@ def flip(dev, queues, stopfile):
                 channels(queues - 1)
             elif flips % 50 == 6:
                 channels(queues)
+            elif flips % 50 == 25:
+                rxhash("off")
+            elif flips % 50 == 31:
+                rxhash("on")
         f.write("80\n")
     subprocess.run(["ethtool", "-L", dev, "rx", str(queues)], check=True)
-    print(f"flips {flips} channels {changes}")
+    subprocess.run(["ethtool", "-K", dev, "rxhash", "on"], check=True)
+    print(f"flips {flips} channels {changes} rxhash {toggles}")
 
 
 def raw(iface, dstmac, ethertype, length, count):
@@ -416,11 +460,15 @@ def main():
     elif cmd == "flood":
         flood(args[0], int(args[1]), int(args[2]), int(args[3]), args[4])
     elif cmd == "pace":
-        pace(args[0], int(args[1]), int(args[2]), float(args[3]))
+        pace(args[0], int(args[1]), int(args[2]), float(args[3]),
+             *[int(a) for a in args[4:5]])
     elif cmd == "seqsend":
-        seqsend(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]])
+        seqsend(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]],
+                *[float(a) for a in args[4:5]])
     elif cmd == "seqrecv":
         seqrecv(args[0], int(args[1]), int(args[2]))
+    elif cmd == "mrecv":
+        mrecv(args[0], args[1], int(args[2]))
     elif cmd == "flip":
         flip(args[0], int(args[1]), args[2])
     elif cmd == "malformed":

@@ -1,0 +1,340 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vrss on the NIC a KVM guest really has: virtio-net, with the traffic
+# coming from outside the guest (the host namespace behind the NIC's tap,
+# driven through tools/vm/host).  Run under `tools/vm/run --nic QUEUES`
+# (make check does, with 1 and 2 queue pairs).  It checks that:
+#  - with rxhash off every frame goes up inline, on the vCPU whose virtio
+#    interrupt delivered it, with no IPI, queue 0 counting what the NIC
+#    received;
+#  - with rxhash on and threshold 0 the host's flows land on the queues an
+#    independent Toeplitz predicts, and the spread queues run on vCPUs the
+#    NIC does not deliver on (when there are such);
+#  - a multicast group joined on vrss0 reaches virtio-net's host-side
+#    receive filter (nothing for the group passes before the join);
+#  - the gate samples the delivering vCPU: a hog there, with traffic
+#    arriving, spreads; without the hog, single again;
+#  - no flow is reordered while width, table, key, fields, channels and
+#    rxhash change under a host sender's traffic;
+#  - what the NIC received is what vrss0 delivered or counted as dropped.
+# IPv6 is off in the guest and neighbours are static, so the only frames
+# on the wire are the ones the test sends.
+
+source "$(dirname "$0")/lib.sh"
+vrss_require_root
+vrss_require_module
+[ -n "${VRSS_NIC:-}" ] && [ -n "${VRSS_NIC_QUEUES:-}" ] ||
+	ktap_skip_all "no virtio-net NIC from the host: run under tools/vm/run --nic QUEUES"
+
+nic=$VRSS_NIC
+nicq=$VRSS_NIC_QUEUES
+ncpu=$(nproc)
+GUEST=198.51.100.1
+HOST=198.51.100.2
+tmp=$(mktemp -d)
+
+ktap_plan 16
+
+hog=
+pacer=
+cleanup() {
+	[ -z "$hog" ] || kill "$hog" 2>/dev/null
+	[ -z "$pacer" ] || "$VRSS_REPO/tools/vm/host" kill "$pacer" > /dev/null 2>&1
+	ip link del vrss0 2>/dev/null
+	vrss_unload 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+taint0=$(vrss_taint_other)
+
+# On the host, in the namespace behind the NIC.
+host() {
+	"$VRSS_REPO/tools/vm/host" run "$@"
+}
+host_udp() {
+	host python3 "$VRSS_DIR/vrss_udp.py" "$@"
+}
+
+nic_rx() { cat /sys/class/net/$nic/statistics/rx_packets; }
+vrss_rx_all() {
+	echo $(($(cat /sys/class/net/vrss0/statistics/rx_packets) +
+		$(cat /sys/class/net/vrss0/statistics/rx_dropped)))
+}
+
+# A cpulist (0-2,5) as words (0 1 2 5).
+cpus_of() {
+	local r out=
+	for r in ${1//,/ }; do
+		out+="$(seq "${r%-*}" "${r#*-}" | paste -sd' ') "
+	done
+	echo ${out% }
+}
+
+# The NIC's receive interrupts per vCPU, space separated.
+vdev=$(basename "$(readlink -f /sys/class/net/$nic/device)")
+irqs() {
+	awk -v d="^$vdev-input" -v n="$ncpu" '$NF ~ d {
+		for (i = 0; i < n; i++) c[i] += $(i + 2)
+	} END { for (i = 0; i < n; i++) printf "%d ", c[i] }' /proc/interrupts
+}
+# irq_cpus BEFORE AFTER: the vCPUs whose count grew, comma separated.
+irq_cpus() {
+	local -a b=($1) a=($2)
+	local i out=
+	for i in "${!a[@]}"; do
+		[ "${a[i]}" -gt "${b[i]}" ] && out+="$i,"
+	done
+	echo "${out%,}"
+}
+
+setup() {
+	sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
+		net.ipv6.conf.$nic.disable_ipv6=1 net.core.rmem_max=$((64 << 20)) &&
+	vrss_load &&
+	ip link set $nic up &&
+	ip link add link $nic name vrss0 type vrss &&
+	ip link set vrss0 up &&
+	ip addr add $GUEST/24 dev vrss0 &&
+	ip neigh replace $HOST dev vrss0 nud permanent \
+		lladdr "$(host cat /sys/class/net/vrsstap0/address)" &&
+	host ping -c 2 -i 0.2 -W 5 $GUEST > /dev/null
+}
+ktap_check "vrss0 on $nic (virtio-net, $nicq queue pairs), $ncpu vCPUs; the host pings it" setup
+lower0=$(nic_rx)
+vrss0=$(vrss_rx_all)
+
+# --- rxhash off: inline where the NIC delivered -----------------------------
+
+N=640
+inline() {
+	local i0 ipis0 q0 n0 cpus cpu
+	i0=$(irqs)
+	ipis0=$(vrss_stat_sum vrss0 ipis)
+	q0=$(vrss_stat vrss0 rx_queue_0_packets)
+	n0=$(nic_rx)
+	host_udp send $GUEST 64 $((N / 64)) || return 1
+	sleep 0.5
+	cpus=$(irq_cpus "$i0" "$(irqs)")
+	cpu=$(vrss_stat vrss0 rx_queue_0_cpu)
+	cpus=$(cpus_of "$cpus")
+	echo "# host sent $N: $nic received $(($(nic_rx) - n0)), queue 0 counted" \
+	     "$(($(vrss_stat vrss0 rx_queue_0_packets) - q0)); interrupts on vCPU(s) $cpus," \
+	     "handed up on vCPU $cpu, $(($(vrss_stat_sum vrss0 ipis) - ipis0)) IPIs"
+	[ "$(($(vrss_stat vrss0 rx_queue_0_packets) - q0))" = "$(($(nic_rx) - n0))" ] &&
+		[ "$(($(nic_rx) - n0))" -ge $N ] &&
+		[ "$(vrss_stat_sum vrss0 ipis)" = "$ipis0" ] &&
+		grep -qw "$cpu" <<< "$cpus"
+}
+ktap_check "rxhash off: every frame up inline on the interrupt's vCPU, queue 0 counts them, no IPI" inline
+
+# --- rxhash on, threshold 0: the table, and queues off the primary ----------
+
+ethtool -K vrss0 rxhash on && vrss_sys_set threshold 0
+steering() {
+	local want before got n0
+	want=$(python3 "$VRSS_DIR/vrss_udp.py" predict $HOST $GUEST 32 10 vrss0) || return 1
+	before=$(vrss_queue_packets vrss0)
+	n0=$(nic_rx)
+	host_udp send $GUEST 32 10 || return 1
+	sleep 0.5
+	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
+	echo "# per-queue packets: predicted $want, got $got ($nic received $(($(nic_rx) - n0)))"
+	[ "$want" = "$got" ]
+}
+ktap_check "threshold 0: 32 host flows land exactly where ethtool -x predicts" steering
+ktap_check "a new key and table (ethtool -X hkey, weight)" sh -c \
+	"ethtool -X vrss0 hkey $(for i in $(seq 40); do printf '%02x:' $((i * 7 % 256)); done | sed 's/:$//') \
+		weight $(for i in $(seq $ncpu); do printf '%d ' $i; done)"
+ktap_check "... the host's flows on the queues the new key and table predict" steering
+ethtool -X vrss0 default > /dev/null
+
+# While the host sends, primary_cpus names the vCPUs the interrupts land on,
+# and the spread queues run elsewhere when there is an elsewhere.
+placement() {
+	local id i0 cpus primary ok=0 i cpu
+	i0=$(irqs)
+	id=$("$VRSS_REPO/tools/vm/host" start python3 "$VRSS_DIR/vrss_udp.py" pace $GUEST 16 400 0.001 21000)
+	sleep 2
+	primary=$(vrss_sys primary_cpus)
+	cpus=$(irq_cpus "$i0" "$(irqs)")
+	"$VRSS_REPO/tools/vm/host" wait "$id" > /dev/null
+	echo "# interrupts on vCPU(s) $cpus; primary_cpus $primary"
+	[ -n "$primary" ] || return 1
+	primary=$(cpus_of "$primary")
+	[ "$primary" = "$(cpus_of "$cpus")" ] || ok=1
+	for ((i = 1; i < ncpu; i++)); do
+		cpu=$(vrss_stat vrss0 rx_queue_${i}_cpu)
+		echo "# queue $i on vCPU $cpu"
+		if [ "$(wc -w <<< "$primary")" -lt "$ncpu" ] && grep -qw "$cpu" <<< "$primary"; then
+			ok=1
+		fi
+	done
+	return $ok
+}
+ktap_check "primary_cpus = the interrupts' vCPUs; spread queues on other vCPUs where there are some" placement
+
+# --- receive filters: virtio-net's is on the host ---------------------------
+
+# QEMU's virtio-net drops multicast frames for groups not in the table the
+# guest's driver gave it: a group joined on vrss0 must reach eth0's list.
+GROUP=239.1.2.3
+mcast() {
+	local n0 before got
+	host ip route replace 239.0.0.0/8 dev vrsstap0 || return 1
+	n0=$(nic_rx)
+	host_udp send $GROUP 1 20 || return 1
+	sleep 0.5
+	before=$(($(nic_rx) - n0))
+	python3 "$VRSS_DIR/vrss_udp.py" mrecv $GROUP $GUEST 20 > "$tmp/mrecv" &
+	local receiver=$!
+	for _ in $(seq 50); do grep -q ready "$tmp/mrecv" && break; sleep 0.1; done
+	host_udp send $GROUP 1 20 || return 1
+	wait "$receiver"
+	got=$(awk '/^received/ { print $2 }' "$tmp/mrecv")
+	echo "# host sent 20 to $GROUP before any join: $nic received $before;" \
+	     "joined on vrss0: received $got of 20"
+	[ "$before" = 0 ] && [ "$got" = 20 ]
+}
+ktap_check "a multicast group joined on vrss0 passes $nic's host-side filter, none before" mcast
+
+# --- the gate on the delivering vCPU -----------------------------------------
+
+vrss_sys_set threshold 80
+pacer_start() {
+	local i
+	pacer=$("$VRSS_REPO/tools/vm/host" start python3 "$VRSS_DIR/vrss_udp.py" pace $GUEST 1 100000 0.005 40000)
+	for ((i = 0; i < 100; i++)); do
+		primary=$(vrss_sys primary_cpus)
+		[ -n "$primary" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+pacer_stop() {
+	"$VRSS_REPO/tools/vm/host" kill "$pacer" > /dev/null 2>&1
+	pacer=
+}
+# The light pacer alone leaves the delivering vCPU well under 80 %: the
+# gate comes back to single from the steering cases' threshold 0 first.
+gate_hog() {
+	local t rc cpu
+	t=$(vrss_wait_calm 60 8000) || {
+		echo "# not single under 60 % ${t} ms into light traffic: state $(vrss_sys state)," \
+		     "primary_cpus $(vrss_sys primary_cpus), primary_load $(vrss_sys primary_load)"
+		return 1
+	}
+	local load=$(vrss_sys primary_load)
+	primary=$(vrss_sys primary_cpus)
+	cpu=$(cpus_of "$primary")
+	cpu=${cpu%% *}
+	echo "# single, primary_load $load, ${t} ms into light traffic"
+	taskset -c "$cpu" sh -c 'while :; do :; done' &
+	hog=$!
+	t=$(vrss_wait_state spread 3000)
+	rc=$?
+	echo "# hog on vCPU $cpu (primary_cpus $primary): spread after $t ms," \
+	     "primary_load $(vrss_sys primary_load), width $(vrss_sys width)"
+	kill "$hog"
+	wait "$hog" 2>/dev/null
+	hog=
+	if [ $rc != 0 ]; then
+		echo "# state $(vrss_sys state), primary_cpus $(vrss_sys primary_cpus)," \
+		     "interrupts $(irqs)"
+		return 1
+	fi
+	t=$(vrss_wait_state single 5000)
+	rc=$?
+	echo "# hog stopped, traffic going on: single after $t ms"
+	return $rc
+}
+# The pacer must not outlive the case, whatever its outcome: its datagrams
+# would reach the next case's socket.
+gate() {
+	local rc=1
+	if pacer_start; then
+		gate_hog
+		rc=$?
+	else
+		echo "# the host's paced traffic never showed up"
+	fi
+	pacer_stop
+	return $rc
+}
+ktap_check "a hog on the delivering vCPU under host traffic spreads; single once it stops" gate
+
+# --- no reorder under every kind of change -----------------------------------
+
+# 20000 datagrams, 16 at a time every 4 ms: about 5 s of traffic the
+# guest takes in full, during which the changes land.
+FLOWS=16
+COUNT=20000
+churn() {
+	local i
+	for ((i = 0; ; i++)); do
+		[ -e "$tmp/stop" ] && break
+		case $((i % 8)) in
+		0) ethtool -X vrss0 equal $((1 + i % ncpu)) ;;
+		1) ethtool -X vrss0 hkey "$(for j in $(seq 40); do printf '%02x:' $(((i + j) % 256)); done | sed 's/:$//')" ;;
+		2) ethtool -N vrss0 rx-flow-hash udp4 sd ;;
+		3) ethtool -N vrss0 rx-flow-hash udp4 sdfn ;;
+		4) ethtool -X vrss0 default ;;
+		5) ethtool -K vrss0 rxhash off ;;
+		6) ethtool -K vrss0 rxhash on ;;
+		7) [ "$ncpu" -lt 2 ] || ethtool -L vrss0 rx $((1 + i % ncpu)) ;;
+		esac > /dev/null 2>&1
+		sleep 0.02
+	done
+	ethtool -K vrss0 rxhash on
+	ethtool -L vrss0 rx "$ncpu"
+	ethtool -X vrss0 default
+	echo "$i" > "$tmp/churned"
+}
+reorder() {
+	local m0 h0 received reordered flips channels
+	m0=$(vrss_stat vrss0 bucket_moves)
+	h0=$(vrss_stat vrss0 rx_held_for_order)
+	python3 "$VRSS_DIR/vrss_udp.py" seqrecv $GUEST $FLOWS $COUNT > "$tmp/recv" &
+	local receiver=$!
+	for _ in $(seq 50); do grep -q ready "$tmp/recv" && break; sleep 0.1; done
+	python3 "$VRSS_DIR/vrss_udp.py" flip vrss0 "$ncpu" "$tmp/stop" > "$tmp/flip" &
+	local flipper=$!
+	churn &
+	local churner=$!
+	sleep 0.2
+	host_udp seqsend $GUEST $FLOWS $COUNT 1 0.004
+	sleep 0.5
+	touch "$tmp/stop"
+	wait "$flipper" "$churner"
+	wait "$receiver"
+	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
+	read -r _ flips _ channels _ toggles < "$tmp/flip"
+	echo "# host sent $COUNT on $FLOWS flows: received $received, reordered $reordered, foreign $foreign;" \
+	     "threshold flips $flips, ethtool -L $channels, rxhash switches $toggles, other changes $(cat "$tmp/churned")," \
+	     "bucket moves $(($(vrss_stat vrss0 bucket_moves) - m0))," \
+	     "held for order $(($(vrss_stat vrss0 rx_held_for_order) - h0))"
+	echo $(($(vrss_stat vrss0 bucket_moves) - m0)) > "$tmp/moves"
+	[ "${reordered:-1}" = 0 ] && [ "${received:-0}" -gt 0 ] && [ "${foreign:-1}" = 0 ]
+}
+ktap_check "no flow reordered while width, table, key, fields, channels and rxhash change" reorder
+ktap_check "... and buckets did move during it" test "$(cat "$tmp/moves" 2>/dev/null || echo 0)" -gt 0
+
+# --- accounting ---------------------------------------------------------------
+
+sleep 0.5
+lower=$(($(nic_rx) - lower0))
+got=$(($(vrss_rx_all) - vrss0))
+echo "# $nic received $lower since vrss0 came up; vrss0 delivered + dropped $got"
+ktap_check "what the NIC received = what vrss0 delivered or counted as dropped" test "$lower" = "$got"
+sum=0
+for p in $(vrss_queue_packets vrss0); do sum=$((sum + p)); done
+ktap_check "ip -s link rx_packets = the sum of the queues' packets" \
+	test "$(cat /sys/class/net/vrss0/statistics/rx_packets)" = "$sum"
+
+ktap_check "ip link del vrss0 under no traffic" ip link del vrss0
+ktap_check "rmmod vrss" vrss_unload
+ktap_check "$nic still works without vrss: the host pings it" sh -c \
+	"ip addr add $GUEST/24 dev $nic && '$VRSS_REPO/tools/vm/host' run ping -c 2 -i 0.2 -W 5 $GUEST > /dev/null"
+ktap_check "no taint beyond out-of-tree and unsigned" test "$(vrss_taint_other)" = "$taint0"
+ktap_finish
