@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
 .PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
-	install dkms-install docs bench fuzz debug-kernel check-debug
+	install dkms-install docs bench fuzz debug-kernel check-debug check-full
 
 all: modules
 
@@ -69,7 +69,8 @@ check-debug:
 
 # Guest selftests on one kernel series: make selftests KERNEL=6.1
 KERNEL ?= 6.12
-selftests: modules-all
+selftests: modules-all tools
+	@$(S)/ynl.sh
 	tools/vm/run --kernel $(KERNEL) --timeout 900 -- \
 		$(MAKE) -s -C selftests/drivers/net/vrss run_tests
 
@@ -79,8 +80,13 @@ rig-tests:
 check:
 	@$(S)/check.sh
 
+# make check with the 4-vCPU runs on both kernels and a longer stress run.
+check-full:
+	@VRSS_CHECK_FULL=1 $(S)/check.sh
+
 # Host-built tools the guest runs (the repository is shared with it).
 tools: build/tools/vrss-ttcp
+	@$(MAKE) -s -C selftests/drivers/net/vrss
 
 build/tools/vrss-ttcp: tools/ttcp/vrss-ttcp.c
 	@mkdir -p $(@D)

@@ -172,6 +172,6 @@ done
 # Balance of 64 flows over the queues at full width.
 use spread
 b=$(vrss_queue_packets vrss0)
-ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP 64 20
+ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP 64 20
 sleep 0.5
 vrss_queue_delta "$b" "$(vrss_queue_packets vrss0)" > "$out/balance.txt"

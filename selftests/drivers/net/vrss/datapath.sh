@@ -88,7 +88,7 @@ ktap_check "rxhash off: every packet on the primary queue" \
 # rxhash off the primary hands every frame up inline, right there: queue 0
 # counts them, on that CPU, and no IPI is sent for them.
 send_pinned() {
-	taskset -c "$1" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP 64 $((N / 64))
+	taskset -c "$1" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP 64 $((N / 64))
 	sleep 0.5
 }
 inline_on() {

@@ -57,7 +57,7 @@ light() {
 	local b s0
 	s0=$(vrss_stat vrss0 spread_events)
 	b=$(vrss_queue_packets vrss0)
-	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" pace $VRSS_IP 64 4 0.002
+	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" pace $VRSS_IP 64 4 0.002
 	sleep 0.3
 	got=$(vrss_queue_delta "$b" "$(vrss_queue_packets vrss0)")
 	echo "per-queue packets $got, primary_load $(vrss_sys primary_load)," \
@@ -73,10 +73,10 @@ rx_packets() { cat /sys/class/net/vrss0/statistics/rx_packets; }
 pacer_start() {
 	local i p0
 	p0=$(rx_packets)
-	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" \
+	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" \
 		pace $VRSS_IP 1 100000 0.01 40000 &
 	pacer=$!
-	# Python starts slowly under TCG: on once its datagrams arrive.
+	# On once its datagrams arrive.
 	for ((i = 0; i < 400; i++)); do
 		[ "$(rx_packets)" -ge $((p0 + 3)) ] && return 0
 		sleep 0.05

@@ -14,6 +14,9 @@ VRSS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VRSS_REPO=$(cd "$VRSS_DIR/../../../.." && pwd)
 # The module built for the running kernel by `make modules-all`.
 VRSS_KO=${VRSS_KO:-$VRSS_REPO/build/$(uname -r)/drivers/net/vrss/vrss.ko}
+# The C traffic helper, built on the host by `make -C` this directory
+# (run_tests builds it first): a TCG guest starts it in milliseconds.
+VRSS_TRAFFIC=$VRSS_DIR/vrss_traffic
 
 _ktap_n=0
 _ktap_fail=0
@@ -78,8 +81,11 @@ vrss_require_root() {
 	[ "$(id -u)" = 0 ] || ktap_skip_all "must run as root (tools/vm/run does)"
 }
 
+# Both are built on the host (make modules-all, make tools): missing, the
+# tests fail, they do not skip.
 vrss_require_module() {
-	[ -f "$VRSS_KO" ] || ktap_skip_all "no $VRSS_KO: run make modules-all"
+	[ -f "$VRSS_KO" ] || { echo "not ok: no $VRSS_KO: run make modules-all"; exit $KSFT_FAIL; }
+	[ -x "$VRSS_TRAFFIC" ] || { echo "not ok: no $VRSS_TRAFFIC: run make tools"; exit $KSFT_FAIL; }
 }
 
 vrss_loaded() {
@@ -136,10 +142,10 @@ vrss_net_cleanup() {
 VRSS_SEND_CPU=${VRSS_SEND_CPU:-0}
 
 # vrss_send_udp FLOWS PER_FLOW: PER_FLOW UDP datagrams from the peer to
-# vrss0 on each of FLOWS flows (vrss_udp.py has the ports), sent from
+# vrss0 on each of FLOWS flows (vrss_traffic.c has the ports), sent from
 # $VRSS_SEND_CPU.
 vrss_send_udp() {
-	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP "$1" "$2"
+	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP "$1" "$2"
 }
 
 # vrss_queue_delta BEFORE AFTER: per-queue differences, space separated.
@@ -152,19 +158,34 @@ vrss_queue_delta() {
 	echo "${out% }"
 }
 
+# The ethtool -S readers parse in bash: under TCG every exec costs 60 to
+# 200 ms, and the tests read counters all the time.
+
 # vrss_stat DEV NAME: one ethtool -S counter.
 vrss_stat() {
-	ethtool -S "$1" | awk -v n="$2:" '$1 == n { print $2; f = 1 } END { exit !f }'
+	local k v
+	while read -r k v; do
+		[ "$k" = "$2:" ] && { echo "$v"; return 0; }
+	done < <(ethtool -S "$1")
+	return 1
 }
 
 # vrss_stat_sum DEV SUFFIX: the sum of the rx_queue_<i>_SUFFIX counters.
 vrss_stat_sum() {
-	ethtool -S "$1" | awk -v s="_$2:" '$1 ~ /^rx_queue_[0-9]+_/ && substr($1, length($1) - length(s) + 1) == s { n += $2 } END { print n + 0 }'
+	local k v n=0
+	while read -r k v; do
+		[[ $k =~ ^rx_queue_[0-9]+_$2:$ ]] && n=$((n + v))
+	done < <(ethtool -S "$1")
+	echo $n
 }
 
 # vrss_queue_packets DEV: the rx_queue_<i>_packets counters, space separated.
 vrss_queue_packets() {
-	ethtool -S "$1" | awk '$1 ~ /^rx_queue_[0-9]+_packets:$/ { printf "%s ", $2 }'
+	local k v out=
+	while read -r k v; do
+		[[ $k =~ ^rx_queue_[0-9]+_packets:$ ]] && out+="$v "
+	done < <(ethtool -S "$1")
+	echo "$out"
 }
 
 # vrss_send_from_every_cpu SECONDS PER_FLOW: one sender pinned to each CPU
@@ -174,17 +195,18 @@ vrss_send_from_every_cpu() {
 		for ((c = 0; c < $(nproc); c++)); do
 			taskset -c $c "$1" send "$2" 64 "$3" 4 $((30000 + 100 * c)) &
 		done
-		wait' _ "$VRSS_DIR/vrss_udp.py" $VRSS_IP "$2"
+		wait' _ "$VRSS_TRAFFIC" $VRSS_IP "$2"
 }
 
 # vrss_send_and_count FLOWS PER_FLOW: send them, then the per-queue packet
 # deltas in the array $delta and their sum in $sum.
 vrss_send_and_count() {
 	local -a b a
-	local i
+	local i r
 	b=($(vrss_queue_packets vrss0))
+	r=$(vrss_rx_packets)
 	vrss_send_udp "$1" "$2"
-	sleep 0.5
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + $1 * $2))
 	a=($(vrss_queue_packets vrss0))
 	delta=()
 	sum=0
@@ -201,7 +223,7 @@ vrss_send_and_count() {
 # addresses only.  --effective: with the table in effect at the current
 # width (sysfs).  --frags: SIZE-byte datagrams, K fragments each.
 vrss_check_steering() {
-	local name=$1 src=$2 dst=$3 ports= eff= size=4 mult=1 want before got
+	local name=$1 src=$2 dst=$3 ports= eff= size=4 mult=1 want before got r
 	shift 3
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -214,13 +236,53 @@ vrss_check_steering() {
 	want=$("$VRSS_DIR/vrss_udp.py" predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports $eff) ||
 		{ ktap_result "$name" 1; return; }
 	before=$(vrss_queue_packets vrss0)
-	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send "$dst" 32 10 $size
-	sleep 0.5
+	r=$(vrss_rx_packets)
+	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send "$dst" 32 10 $size
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 320))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 	# The prediction lists queues up to the highest the table names.
 	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
 	echo "# per-queue packets: predicted $want, got $got"
 	ktap_result "$name" "$([ "$want" = "$got" ]; echo $?)"
+}
+
+# vrss_wait_count FILE TARGET [TIMEOUT_MS]: until the counter in FILE (a
+# statistics file of sysfs) reaches TARGET, polled every 10 ms without a
+# fork, for at most TIMEOUT_MS (2000); then 20 ms more, for the stack's
+# own counters of the last frames.  Fails on timeout.  Instead of a fixed
+# sleep after sending: as short as the guest allows, as long as it needs.
+vrss_wait_count() {
+	local file=$1 target=$2 limit=${3:-2000} v i fd rc=1
+	exec {fd}<> <(:)
+	for ((i = 0; i <= limit / 10; i++)); do
+		read -r v < "$file"
+		if [ "$v" -ge "$target" ]; then
+			rc=0
+			break
+		fi
+		read -r -t 0.01 -u "$fd" _
+	done
+	read -r -t 0.02 -u "$fd" _
+	exec {fd}>&-
+	return $rc
+}
+
+# vrss_rx_packets: vrss0's rx_packets (the sum of its queues' counters).
+vrss_rx_packets() {
+	local v
+	read -r v < /sys/class/net/vrss0/statistics/rx_packets
+	echo "$v"
+}
+
+# vrss_wait_ready FILE: up to 10 s for a helper to write "ready" there.
+vrss_wait_ready() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^ready' "$1" 2> /dev/null && return 0
+		sleep 0.05
+	done
+	echo "# no 'ready' in $1 after 10 s"
+	return 1
 }
 
 # vrss_sys FILE: a file of /sys/class/net/vrss0/vrss/.

@@ -20,7 +20,9 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 N=40
 ktap_plan 21
 
+frames=
 cleanup() {
+	[ -z "$frames" ] || rm -rf "$frames"
 	vrss_net_cleanup
 	vrss_unload 2> /dev/null
 }
@@ -40,6 +42,8 @@ setup() {
 	peer ip link set veth1 mtu 9000 && ip link set veth0 mtu 9000 && ip link set vrss0 mtu 1500
 }
 ktap_check "vrss0 with 2 queues, rxhash on, IPv4 and IPv6, lower MTU 9000, vrss0 1500" setup
+frames=$(mktemp -d)
+peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(cat /sys/class/net/vrss0/address)" "$frames"
 
 # snmp NAME: a stack counter, PROTO:FIELD from /proc/net/snmp or netstat
 # (Ip:InHdrErrors, IpExt:InCsumErrors), or an Ip6*/Udp6* one of snmp6.
@@ -66,13 +70,14 @@ delivered() {
 # counter that must grow by N ("-" for none: the stack drops them without
 # a counter of its own, e.g. a VLAN no device takes).
 check() {
-	local name=$1 nohash=$2 counter=$3 l0 q0 h0 c0 l q h c= sum desc ok=0
+	local name=$1 nohash=$2 counter=$3 l0 q0 h0 c0 l q h c= sum desc ok=0 r
 	l0=$(sys_stat veth0 rx_packets)
 	q0=$(delivered)
 	h0=$(vrss_stat vrss0 rx_nohash)
+	r=$(vrss_rx_packets)
 	[ "$counter" = - ] || c0=$(snmp "$counter")
-	peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(cat /sys/class/net/vrss0/address)" "$name" $N
-	sleep 0.5
+	peer "$VRSS_TRAFFIC" frame veth1 "$frames/$name" $N
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + N))
 	l=$(($(sys_stat veth0 rx_packets) - l0))
 	q=$(vrss_queue_delta "$q0" "$(delivered)")
 	h=$(($(vrss_stat vrss0 rx_nohash) - h0))
@@ -120,8 +125,9 @@ jumbo_over_lower() {
 	l0=$(sys_stat veth0 rx_packets)
 	q0=$(delivered)
 	d0=$(peer cat /sys/class/net/veth1/statistics/tx_dropped)
-	peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(cat /sys/class/net/vrss0/address)" jumbo $N
-	sleep 0.5
+	peer "$VRSS_TRAFFIC" frame veth1 "$frames/jumbo" $N
+	# veth drops them as it sends: nothing to wait for but the counter.
+	sleep 0.2
 	l=$(($(sys_stat veth0 rx_packets) - l0))
 	q=$(vrss_queue_delta "$q0" "$(delivered)")
 	d=$(($(peer cat /sys/class/net/veth1/statistics/tx_dropped) - d0))

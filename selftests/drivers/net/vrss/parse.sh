@@ -62,11 +62,12 @@ vrss_check_steering "IPv6 fragments: hashed on addresses, all on one queue" \
 
 # raw_frames NAME ETHERTYPE LEN: 50 such frames all on queue 0, counted.
 raw_frames() {
-	local name=$1 before nohash0 got
+	local name=$1 before nohash0 got r
 	before=$(vrss_queue_packets vrss0)
 	nohash0=$(vrss_stat vrss0 rx_nohash)
-	peer "$VRSS_DIR/vrss_udp.py" raw veth1 "$(cat /sys/class/net/vrss0/address)" "$2" "$3" 50
-	sleep 0.5
+	r=$(vrss_rx_packets)
+	peer "$VRSS_TRAFFIC" raw veth1 "$(cat /sys/class/net/vrss0/address)" "$2" "$3" 50
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 50))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 	echo "# per-queue packets $got, rx_nohash +$(($(vrss_stat vrss0 rx_nohash) - nohash0))"
 	ktap_result "$name" "$([ "$got" = "50 0" ] &&

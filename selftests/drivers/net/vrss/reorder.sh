@@ -69,14 +69,16 @@ transfer() {
 	h0=$(vrss_stat vrss0 rx_held_for_order)
 	w0=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events)))
 
-	taskset -c $last "$VRSS_DIR/vrss_udp.py" seqrecv $VRSS_IP $FLOWS $COUNT > "$tmp/recv" &
+	taskset -c $last "$VRSS_TRAFFIC" seqrecv $VRSS_IP $FLOWS $COUNT > "$tmp/recv" &
 	receiver=$!
-	for _ in $(seq 50); do grep -q ready "$tmp/recv" && break; sleep 0.1; done
-	taskset -c $last "$VRSS_DIR/vrss_udp.py" flip vrss0 "$nq" "$tmp/stop" > "$tmp/flip" &
+	vrss_wait_ready "$tmp/recv"
+	taskset -c $last "$VRSS_TRAFFIC" flip vrss0 "$nq" "$tmp/stop" > "$tmp/flip" &
 	flipper=$!
-	sleep 0.2
+	# The sender starts once the flipper flips (else the transfer may be
+	# over before the first width change).
+	vrss_wait_ready "$tmp/flip"
 	start=$(date +%s%3N)
-	ip netns exec $VRSS_PEER taskset -c "$cpu0" "$VRSS_DIR/vrss_udp.py" seqsend $VRSS_IP $FLOWS $COUNT 64
+	ip netns exec $VRSS_PEER taskset -c "$cpu0" "$VRSS_TRAFFIC" seqsend $VRSS_IP $FLOWS $COUNT 64
 	sent_ms=$(($(date +%s%3N) - start))
 	sleep 0.5
 	touch "$tmp/stop"
@@ -90,7 +92,7 @@ transfer() {
 	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
-	read -r _ flips _ channels _ toggles < "$tmp/flip"
+	read -r _ flips _ channels _ toggles < <(grep '^flips' "$tmp/flip")
 	# A reorder in any transfer counts: a second one never hides it.
 	reordered_all=$((reordered_all + ${reordered:-1} + ${foreign:-1}))
 }

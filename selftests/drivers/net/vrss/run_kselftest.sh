@@ -18,8 +18,10 @@ echo "1..$#"
 for t in "$@"; do
 	n=$((n + 1))
 	echo "# $suite: $t"
+	start=$EPOCHSECONDS
 	timeout -k 10 "${timeout:-45}" "./$t" 2>&1 | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
+	echo "# $suite: $t: $((EPOCHSECONDS - start)) s"
 	case $rc in
 	0) echo "ok $n $suite: $t"; pass=$((pass + 1)) ;;
 	4) echo "ok $n $suite: $t # SKIP"; skip=$((skip + 1)) ;;

@@ -189,7 +189,7 @@ drops() {
 	echo 1 > $ev/enable && echo > $VRSS_TRACING/trace || return 1
 	d0=$(vrss_stat vrss0 rx_dropped_down)
 	ip link set vrss0 down
-	ip netns exec $VRSS_PEER "$VRSS_DIR/vrss_udp.py" send $VRSS_IP 1 10
+	ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP 1 10
 	sleep 0.3
 	n=$(grep -c 'reason: DEV_READY' $VRSS_TRACING/trace)
 	echo 0 > $ev/enable

@@ -42,7 +42,7 @@ ktap_plan $((1 + ROUNDS * 5 + 4))
 pids=
 stop_all() {
 	touch "$work/stop" "$work/tstop"
-	pkill -f "vrss_udp.py flood" 2> /dev/null
+	pkill -f "vrss_traffic flood" 2> /dev/null
 	pkill -x iperf3 2> /dev/null
 	[ -z "$pids" ] || wait $pids 2> /dev/null
 	pids=
@@ -192,7 +192,7 @@ start_traffic() {
 	local c args port=5202
 	rm -f "$work/tstop"
 	for ((c = 0; c < nq; c++)); do
-		peer taskset -c $c "$VRSS_DIR/vrss_udp.py" flood $VRSS_IP 32 64 \
+		peer taskset -c $c "$VRSS_TRAFFIC" flood $VRSS_IP 32 64 \
 			$((30000 + 100 * c)) "$work/tstop" > /dev/null 2>&1 &
 		pids+=" $!"
 	done

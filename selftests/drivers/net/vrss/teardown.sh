@@ -39,7 +39,7 @@ rates=
 flood_stop() {
 	kill $flood 2>/dev/null
 	wait $flood 2>/dev/null
-	pkill -f "vrss_udp.py send" 2>/dev/null
+	pkill -f "vrss_traffic send" 2>/dev/null
 	sleep 0.2
 }
 

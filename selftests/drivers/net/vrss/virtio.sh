@@ -53,7 +53,7 @@ host() {
 	"$VRSS_REPO/tools/vm/host" run "$@"
 }
 host_udp() {
-	host python3 "$VRSS_DIR/vrss_udp.py" "$@"
+	host "$VRSS_TRAFFIC" "$@"
 }
 
 nic_rx() { cat /sys/class/net/$nic/statistics/rx_packets; }
@@ -155,7 +155,7 @@ ethtool -X vrss0 default > /dev/null
 placement() {
 	local id i0 cpus primary ok=0 i cpu
 	i0=$(irqs)
-	id=$("$VRSS_REPO/tools/vm/host" start python3 "$VRSS_DIR/vrss_udp.py" pace $GUEST 16 400 0.001 21000)
+	id=$("$VRSS_REPO/tools/vm/host" start "$VRSS_TRAFFIC" pace $GUEST 16 400 0.001 21000)
 	sleep 2
 	primary=$(vrss_sys primary_cpus)
 	cpus=$(irq_cpus "$i0" "$(irqs)")
@@ -204,7 +204,7 @@ ktap_check "a multicast group joined on vrss0 passes $nic's host-side filter, no
 vrss_sys_set threshold 80
 pacer_start() {
 	local i
-	pacer=$("$VRSS_REPO/tools/vm/host" start python3 "$VRSS_DIR/vrss_udp.py" pace $GUEST 1 100000 0.005 40000)
+	pacer=$("$VRSS_REPO/tools/vm/host" start "$VRSS_TRAFFIC" pace $GUEST 1 100000 0.005 40000)
 	for ((i = 0; i < 100; i++)); do
 		primary=$(vrss_sys primary_cpus)
 		[ -n "$primary" ] && return 0
@@ -295,21 +295,21 @@ reorder() {
 	local m0 h0 received reordered flips channels
 	m0=$(vrss_stat vrss0 bucket_moves)
 	h0=$(vrss_stat vrss0 rx_held_for_order)
-	python3 "$VRSS_DIR/vrss_udp.py" seqrecv $GUEST $FLOWS $COUNT > "$tmp/recv" &
+	"$VRSS_TRAFFIC" seqrecv $GUEST $FLOWS $COUNT > "$tmp/recv" &
 	local receiver=$!
-	for _ in $(seq 50); do grep -q ready "$tmp/recv" && break; sleep 0.1; done
-	python3 "$VRSS_DIR/vrss_udp.py" flip vrss0 "$ncpu" "$tmp/stop" > "$tmp/flip" &
+	vrss_wait_ready "$tmp/recv"
+	"$VRSS_TRAFFIC" flip vrss0 "$ncpu" "$tmp/stop" > "$tmp/flip" &
 	local flipper=$!
+	vrss_wait_ready "$tmp/flip"
 	churn &
 	local churner=$!
-	sleep 0.2
 	host_udp seqsend $GUEST $FLOWS $COUNT 1 0.004
 	sleep 0.5
 	touch "$tmp/stop"
 	wait "$flipper" "$churner"
 	wait "$receiver"
 	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
-	read -r _ flips _ channels _ toggles < "$tmp/flip"
+	read -r _ flips _ channels _ toggles < <(grep '^flips' "$tmp/flip")
 	echo "# host sent $COUNT on $FLOWS flows: received $received, reordered $reordered, foreign $foreign;" \
 	     "threshold flips $flips, ethtool -L $channels, rxhash switches $toggles, other changes $(cat "$tmp/churned")," \
 	     "bucket moves $(($(vrss_stat vrss0 bucket_moves) - m0))," \

@@ -1,49 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""UDP flows for the vrss selftests, and where RSS must put them.
+"""Where RSS must put the vrss selftests' UDP flows, and frames of every
+shape.  The traffic itself comes from vrss_traffic (C: it starts in
+milliseconds in a TCG guest, Python in seconds); its ports are SPORT+f to
+DPORT+f.
 
-  vrss_udp.py send DST FLOWS PER_FLOW
-      PER_FLOW datagrams on each of FLOWS flows: source port 20000+f,
-      destination port 7000+f, unconnected sockets (port-unreachable
-      replies do not stop the sender).
-  vrss_udp.py send DST FLOWS PER_FLOW SIZE [SPORT]
-      The same with SIZE-byte payloads (over the MTU: IP fragments), and
-      source ports from SPORT on (several senders at once).
-  vrss_udp.py flood DST FLOWS SIZE SPORT STOPFILE
-      Sends round robin over FLOWS flows until the file STOPFILE exists,
-      skipping sends that fail (the stress test takes links down).
-  vrss_udp.py pace DST FLOWS PER_FLOW GAP [SPORT]
-      Light traffic: the same flows, one datagram per flow every GAP
-      seconds.
-  vrss_udp.py seqsend DST FLOWS COUNT [BURST [GAP]]
-      COUNT datagrams round robin over FLOWS flows (source port 20000+f,
-      all to port 7000), each carrying its flow and its sequence number
-      in that flow.  With BURST, BURST datagrams of a flow per system call
-      (UDP GSO, segmented before the wire when the device has GSO off): a
-      burst reaches the receive side back to back.  With GAP, a pause of
-      GAP seconds after each round over the flows (a sender outside a
-      TCG guest is otherwise far faster than the guest).
-  vrss_udp.py seqrecv ADDR FLOWS COUNT
-      Receives what seqsend sends on ADDR port 7000 until COUNT arrived or
-      the senders are quiet for 2 s; prints "received R reordered O" with
-      O the datagrams that came after a later one of their flow.
   vrss_udp.py mrecv GROUP IFADDR COUNT
       Joins the IPv4 multicast GROUP on the interface of address IFADDR
       and counts what arrives on port 7000 until COUNT arrived or nothing
       came for 2 s (10 s before the first); prints "received R".
-  vrss_udp.py flip DEV QUEUES STOPFILE
-      Until STOPFILE exists: DEV's threshold alternately 0 and 100 every
-      millisecond, and every 50 flips `ethtool -L DEV rx QUEUES - 1` for 6
-      flips and rxhash off for 6 flips; then threshold 80, QUEUES queues
-      and rxhash on again.  Prints the number of flips, of queue count
-      changes and of rxhash switches.
-  vrss_udp.py malformed IFACE DSTMAC CASE COUNT | malformed list
-      Sends COUNT copies of a named malformed frame (runts, bad IPv4
-      header lengths, truncated IPv6 extension headers, fragments, VLAN
-      and QinQ tags, non-IP, jumbo) from IFACE to DSTMAC.
-  vrss_udp.py raw IFACE DSTMAC ETHERTYPE LEN COUNT
-      COUNT Ethernet frames of type ETHERTYPE (hex) with LEN zero bytes
-      of payload, through a packet socket on IFACE.
+  vrss_udp.py malformed IFACE DSTMAC DIR | malformed list
+      Writes each named malformed frame (runts, bad IPv4 header lengths,
+      truncated IPv6 extension headers, fragments, VLAN and QinQ tags,
+      non-IP, jumbo) from IFACE's address to DSTMAC into DIR/<name>, for
+      `vrss_traffic frame IFACE DIR/<name> COUNT`.
   vrss_udp.py hashcheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS
       Sends those flows from PEER_NETNS and checks, with one packet socket
       per flow on DEV whose classic BPF filter accepts only frames whose
@@ -64,7 +34,6 @@
       load policy's width (sysfs vrss/effective_indir) instead.
 """
 import ctypes
-import errno
 import ipaddress
 import os
 import re
@@ -75,105 +44,7 @@ import sys
 import time
 
 SPORT, DPORT = 20000, 7000
-
-
-def flow_sockets(dst, flows, sport):
-    """One UDP socket per flow, bound to source ports from @sport on."""
-    family = socket.AF_INET6 if ":" in dst else socket.AF_INET
-    socks = []
-    for f in range(flows):
-        s = socket.socket(family, socket.SOCK_DGRAM)
-        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", sport + f))
-        socks.append(s)
-    return socks
-
-
-def send(dst, flows, per_flow, size=4, sport=SPORT):
-    payload = b"v" * size
-    socks = flow_sockets(dst, flows, sport)
-    for _ in range(per_flow):
-        for f, s in enumerate(socks):
-            s.sendto(payload, (dst, DPORT + f))
-
-
-def flood(dst, flows, size, sport, stopfile):
-    """Send round robin over @flows until @stopfile exists; a send that
-    fails (the link under it going down and up) is skipped."""
-    payload = b"v" * size
-    socks = flow_sockets(dst, flows, sport)
-    while not os.path.exists(stopfile):
-        for _ in range(64):
-            for f, s in enumerate(socks):
-                try:
-                    s.sendto(payload, (dst, DPORT + f))
-                except OSError:
-                    pass
-
-
-def pace(dst, flows, per_flow, gap, sport=SPORT):
-    socks = []
-    for f in range(flows):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("0.0.0.0", sport + f))
-        socks.append(s)
-    for _ in range(per_flow):
-        for f, s in enumerate(socks):
-            s.sendto(b"v" * 4, (dst, DPORT + f))
-            time.sleep(gap)
-
-
-SEQ = struct.Struct("!II")
-
-
-SOL_UDP, UDP_SEGMENT = 17, 103
-
-
-def seqsend(dst, flows, count, burst=1, gap=0.0):
-    socks = []
-    for f in range(flows):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("0.0.0.0", SPORT + f))
-        s.connect((dst, DPORT))
-        if burst > 1:
-            s.setsockopt(SOL_UDP, UDP_SEGMENT, SEQ.size)
-        socks.append(s)
-    seq = [0] * flows
-    sent = 0
-    while sent < count:
-        f = (sent // burst) % flows
-        n = min(burst, count - sent)
-        socks[f].send(b"".join(SEQ.pack(f, seq[f] + k) for k in range(n)))
-        seq[f] += n
-        sent += n
-        if gap and f == flows - 1:
-            time.sleep(gap)
-
-
-def seqrecv(addr, flows, count):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
-    s.bind((addr, DPORT))
-    s.settimeout(60)
-    print("ready", flush=True)
-    last = [-1] * flows
-    received = reordered = foreign = 0
-    while received < count:
-        try:
-            data = s.recv(64)
-        except socket.timeout:
-            break
-        if len(data) < SEQ.size:
-            # Not ours (another sender to DPORT): the caller sees it.
-            foreign += 1
-            continue
-        f, seq = SEQ.unpack(data[:SEQ.size])
-        s.settimeout(2)
-        received += 1
-        if seq < last[f]:
-            reordered += 1
-        else:
-            last[f] = seq
-    print(f"received {received} reordered {reordered} foreign {foreign}")
+TRAFFIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vrss_traffic")
 
 
 def mrecv(group, ifaddr, count):
@@ -193,50 +64,6 @@ def mrecv(group, ifaddr, count):
         received += 1
         s.settimeout(2)
     print(f"received {received}")
-
-
-def flip(dev, queues, stopfile):
-    path = f"/sys/class/net/{dev}/vrss/threshold"
-    flips = changes = toggles = 0
-
-    def channels(n):
-        nonlocal changes
-        subprocess.run(["ethtool", "-L", dev, "rx", str(n)], check=True)
-        changes += 1
-
-    def rxhash(state):
-        nonlocal toggles
-        subprocess.run(["ethtool", "-K", dev, "rxhash", state], check=True)
-        toggles += 1
-
-    with open(path, "w") as f:
-        while not os.path.exists(stopfile):
-            f.write("0\n" if flips % 2 == 0 else "100\n")
-            f.flush()
-            flips += 1
-            time.sleep(0.001)
-            if flips % 50 == 0:
-                channels(queues - 1)
-            elif flips % 50 == 6:
-                channels(queues)
-            elif flips % 50 == 25:
-                rxhash("off")
-            elif flips % 50 == 31:
-                rxhash("on")
-        f.write("80\n")
-    subprocess.run(["ethtool", "-L", dev, "rx", str(queues)], check=True)
-    subprocess.run(["ethtool", "-K", dev, "rxhash", "on"], check=True)
-    print(f"flips {flips} channels {changes} rxhash {toggles}")
-
-
-def raw(iface, dstmac, ethertype, length, count):
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((iface, 0))
-    src = s.getsockname()[4]
-    frame = (bytes.fromhex(dstmac.replace(":", "")) + src +
-             int(ethertype, 16).to_bytes(2, "big") + bytes(length))
-    for _ in range(count):
-        s.send(frame)
 
 
 def csum(data):
@@ -302,20 +129,14 @@ MALFORMED = {
 }
 
 
-def malformed(iface, dstmac, name, count):
-    ethertype, body = MALFORMED[name]
+def malformed(iface, dstmac, outdir):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
-    frame = (bytes.fromhex(dstmac.replace(":", "")) + s.getsockname()[4] +
-             ethertype.to_bytes(2, "big") + body)
-    for _ in range(count):
-        try:
-            s.send(frame)
-        except OSError as e:
-            # ENOBUFS: the device dropped it (over its peer's MTU); the
-            # caller counts those drops.
-            if e.errno != errno.ENOBUFS:
-                raise
+    src = s.getsockname()[4]
+    for name, (ethertype, body) in MALFORMED.items():
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(bytes.fromhex(dstmac.replace(":", "")) + src +
+                    ethertype.to_bytes(2, "big") + body)
 
 
 def toeplitz(key, data):
@@ -409,7 +230,7 @@ def hashcheck(src, dst, flows, per_flow, dev, netns):
     socks = []
     for f in range(flows):
         socks.append(hash_socket(dev, toeplitz(key, flow_input(src, dst, f))))
-    subprocess.run(["ip", "netns", "exec", netns, sys.argv[0], "send", dst,
+    subprocess.run(["ip", "netns", "exec", netns, TRAFFIC, "send", dst,
                     str(flows), str(per_flow)], check=True)
     time.sleep(0.5)
     bad = 0
@@ -437,7 +258,7 @@ def cpucheck(src, dst, flows, per_flow, dev, netns):
         s.connect((src, SPORT + f))
         s.setblocking(False)
         socks.append(s)
-    subprocess.run(["ip", "netns", "exec", netns, sys.argv[0], "send", dst,
+    subprocess.run(["ip", "netns", "exec", netns, TRAFFIC, "send", dst,
                     str(flows), str(per_flow)], check=True)
     time.sleep(0.5)
     bad = 0
@@ -455,29 +276,13 @@ def cpucheck(src, dst, flows, per_flow, dev, netns):
 
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
-    if cmd == "send":
-        send(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:5]])
-    elif cmd == "flood":
-        flood(args[0], int(args[1]), int(args[2]), int(args[3]), args[4])
-    elif cmd == "pace":
-        pace(args[0], int(args[1]), int(args[2]), float(args[3]),
-             *[int(a) for a in args[4:5]])
-    elif cmd == "seqsend":
-        seqsend(args[0], int(args[1]), int(args[2]), *[int(a) for a in args[3:4]],
-                *[float(a) for a in args[4:5]])
-    elif cmd == "seqrecv":
-        seqrecv(args[0], int(args[1]), int(args[2]))
-    elif cmd == "mrecv":
+    if cmd == "mrecv":
         mrecv(args[0], args[1], int(args[2]))
-    elif cmd == "flip":
-        flip(args[0], int(args[1]), args[2])
     elif cmd == "malformed":
         if args[0] == "list":
             print(" ".join(MALFORMED))
         else:
-            malformed(args[0], args[1], args[2], int(args[3]))
-    elif cmd == "raw":
-        raw(args[0], args[1], args[2], int(args[3]), int(args[4]))
+            malformed(args[0], args[1], args[2])
     elif cmd == "hashcheck":
         hashcheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     elif cmd == "cpucheck":

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Traffic for the vrss selftests, in C: a TCG guest starts Python in about
+ * two seconds, this in a few milliseconds, and the tests start a sender
+ * for almost every case.  vrss_udp.py keeps what needs no speed (the
+ * independent Toeplitz, packet-socket checks, malformed frames).
+ *
+ *   vrss_traffic send DST FLOWS PER_FLOW [SIZE [SPORT]]
+ *	PER_FLOW datagrams of SIZE bytes (default 4) on each of FLOWS flows,
+ *	round robin: source port SPORT+f (default 20000), destination port
+ *	7000+f, unconnected sockets (port-unreachable replies do not stop
+ *	the sender).  Over the MTU: IP fragments.
+ *   vrss_traffic flood DST FLOWS SIZE SPORT STOPFILE
+ *	The same until STOPFILE exists; a send that fails (the link under it
+ *	going down) is skipped.
+ *   vrss_traffic pace DST FLOWS PER_FLOW GAP [SPORT]
+ *	Light traffic: one 4-byte datagram at a time, GAP seconds apart.
+ *   vrss_traffic seqsend DST FLOWS COUNT [BURST [GAP]]
+ *	COUNT datagrams round robin over FLOWS flows (source port 20000+f,
+ *	all to port 7000), each carrying its flow and its sequence number in
+ *	that flow (two big-endian u32).  BURST datagrams of a flow per
+ *	system call (UDP GSO); GAP seconds of pause after each round.
+ *   vrss_traffic seqrecv ADDR FLOWS COUNT
+ *	Receives that on ADDR port 7000 until COUNT arrived or the senders
+ *	are quiet for 2 s (60 s before the first); prints "ready" once bound,
+ *	then "received R reordered O foreign F": O the datagrams that came
+ *	after a later one of their flow, F those too short to be seqsend's.
+ *   vrss_traffic raw IFACE DSTMAC ETHERTYPE LEN COUNT
+ *	COUNT Ethernet frames to DSTMAC of type ETHERTYPE (hex) with LEN zero
+ *	bytes of payload, through a packet socket on IFACE.
+ *   vrss_traffic frame IFACE FILE COUNT
+ *	COUNT copies of the Ethernet frame in FILE (vrss_udp.py malformed
+ *	writes them), through a packet socket on IFACE; sends the device
+ *	refuses (ENOBUFS: over its peer's MTU) are the caller's to count.
+ *   vrss_traffic flip DEV QUEUES STOPFILE
+ *	Until STOPFILE exists: DEV's threshold alternately 0 and 100 every
+ *	millisecond, and every 50 flips `ethtool -L DEV rx QUEUES-1` for 6
+ *	flips and rxhash off for 6 flips; then threshold 80, QUEUES queues,
+ *	rxhash on.  Prints "ready" after the first flip, and at the end
+ *	"flips N channels N rxhash N".
+ *
+ * Exit status 0, or 1 with a message on stderr.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+
+#define SPORT		20000
+#define DPORT		7000
+#define MAX_FLOWS	1024
+#define MAX_SIZE	65507
+#define MAX_BURST	64
+
+extern char **environ;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vrss_traffic: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void usage(void)
+{
+	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|flip|raw|frame ARGS (see the source)\n",
+	      stderr);
+	exit(1);
+}
+
+static long num(const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "vrss_traffic: bad number '%s' (%ld..%ld)\n", s, min, max);
+		exit(1);
+	}
+	return v;
+}
+
+static double seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0 || v > 3600) {
+		fprintf(stderr, "vrss_traffic: bad number of seconds '%s'\n", s);
+		exit(1);
+	}
+	return v;
+}
+
+static void pause_for(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* @addr and @port as a socket address; its length. */
+static socklen_t sockaddr(const char *addr, int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		return sizeof(*s4);
+	}
+	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	fprintf(stderr, "vrss_traffic: bad address '%s'\n", addr);
+	exit(1);
+}
+
+/* A UDP socket of @dst's family bound to the wildcard address, @sport. */
+static int udp_socket(const char *dst, int sport)
+{
+	struct sockaddr_storage ss;
+	int fd;
+
+	sockaddr(dst, 0, &ss);
+	fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0)
+		die("socket");
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 any = { .sin6_family = AF_INET6, .sin6_port = htons(sport) };
+
+		if (bind(fd, (struct sockaddr *)&any, sizeof(any)))
+			die("bind");
+	} else {
+		struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(sport) };
+
+		if (bind(fd, (struct sockaddr *)&any, sizeof(any)))
+			die("bind");
+	}
+	return fd;
+}
+
+struct flows {
+	int n;
+	int fd[MAX_FLOWS];
+	struct sockaddr_storage to[MAX_FLOWS];
+	socklen_t len[MAX_FLOWS];
+};
+
+static void flows_open(struct flows *fl, const char *dst, int n, int sport)
+{
+	int f;
+
+	fl->n = n;
+	for (f = 0; f < n; f++) {
+		fl->fd[f] = udp_socket(dst, sport + f);
+		fl->len[f] = sockaddr(dst, DPORT + f, &fl->to[f]);
+	}
+}
+
+/*
+ * One round over the flows; @tolerant skips failed sends (flood).  The
+ * sockets are unconnected: a port-unreachable reply is no send error.
+ */
+static void flows_round(struct flows *fl, const char *buf, size_t size, bool tolerant)
+{
+	int f;
+
+	for (f = 0; f < fl->n; f++)
+		if (sendto(fl->fd[f], buf, size, 0, (struct sockaddr *)&fl->to[f],
+			   fl->len[f]) < 0 && !tolerant)
+			die("sendto");
+}
+
+static char payload[MAX_SIZE];
+
+static int cmd_send(int argc, char **argv)
+{
+	static struct flows fl;
+	long per_flow, size = 4, i;
+
+	if (argc < 3 || argc > 5)
+		usage();
+	per_flow = num(argv[2], 0, 100000000);
+	if (argc > 3)
+		size = num(argv[3], 0, MAX_SIZE);
+	flows_open(&fl, argv[0], num(argv[1], 1, MAX_FLOWS),
+		   argc > 4 ? num(argv[4], 1, 65535) : SPORT);
+	memset(payload, 'v', size);
+	for (i = 0; i < per_flow; i++)
+		flows_round(&fl, payload, size, false);
+	return 0;
+}
+
+static int cmd_flood(int argc, char **argv)
+{
+	static struct flows fl;
+	long size;
+	int i;
+
+	if (argc != 5)
+		usage();
+	size = num(argv[2], 0, MAX_SIZE);
+	flows_open(&fl, argv[0], num(argv[1], 1, MAX_FLOWS), num(argv[3], 1, 65535));
+	memset(payload, 'v', size);
+	while (access(argv[4], F_OK)) {
+		for (i = 0; i < 64; i++)
+			flows_round(&fl, payload, size, true);
+	}
+	return 0;
+}
+
+static int cmd_pace(int argc, char **argv)
+{
+	static struct flows fl;
+	long per_flow, i;
+	double gap;
+	int f;
+
+	if (argc < 4 || argc > 5)
+		usage();
+	per_flow = num(argv[2], 0, 100000000);
+	gap = seconds(argv[3]);
+	flows_open(&fl, argv[0], num(argv[1], 1, MAX_FLOWS),
+		   argc > 4 ? num(argv[4], 1, 65535) : SPORT);
+	for (i = 0; i < per_flow; i++) {
+		for (f = 0; f < fl.n; f++) {
+			if (sendto(fl.fd[f], "vvvv", 4, 0, (struct sockaddr *)&fl.to[f],
+				   fl.len[f]) < 0)
+				die("sendto");
+			pause_for(gap);
+		}
+	}
+	return 0;
+}
+
+struct seq {
+	uint32_t flow;
+	uint32_t seq;
+};
+
+static int cmd_seqsend(int argc, char **argv)
+{
+	static struct seq burst[MAX_BURST];
+	static int fd[MAX_FLOWS];
+	static uint32_t next[MAX_FLOWS];
+	struct sockaddr_storage to;
+	long count, sent = 0, b = 1, n, k;
+	double gap = 0;
+	socklen_t len;
+	int flows, f;
+
+	if (argc < 3 || argc > 5)
+		usage();
+	flows = num(argv[1], 1, MAX_FLOWS);
+	count = num(argv[2], 0, 1000000000);
+	if (argc > 3)
+		b = num(argv[3], 1, MAX_BURST);
+	if (argc > 4)
+		gap = seconds(argv[4]);
+	len = sockaddr(argv[0], DPORT, &to);
+	for (f = 0; f < flows; f++) {
+		int seg = sizeof(struct seq);
+
+		fd[f] = udp_socket(argv[0], SPORT + f);
+		if (connect(fd[f], (struct sockaddr *)&to, len))
+			die("connect");
+		if (b > 1 && setsockopt(fd[f], SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)))
+			die("UDP_SEGMENT");
+	}
+	while (sent < count) {
+		f = (sent / b) % flows;
+		n = count - sent < b ? count - sent : b;
+		for (k = 0; k < n; k++) {
+			burst[k].flow = htonl(f);
+			burst[k].seq = htonl(next[f] + k);
+		}
+		if (send(fd[f], burst, n * sizeof(burst[0]), 0) < 0) {
+			/* The port-unreachable of a receiver not yet bound. */
+			if (errno == ECONNREFUSED)
+				continue;
+			die("send");
+		}
+		next[f] += n;
+		sent += n;
+		if (gap > 0 && f == flows - 1)
+			pause_for(gap);
+	}
+	return 0;
+}
+
+static int cmd_seqrecv(int argc, char **argv)
+{
+	static int64_t last[MAX_FLOWS];
+	long count, received = 0, reordered = 0, foreign = 0;
+	struct sockaddr_storage ss;
+	int rcvbuf = 64 << 20;
+	int timeout = 60000;
+	struct seq s;
+	socklen_t len;
+	int fd, flows, f;
+	ssize_t n;
+
+	if (argc != 3)
+		usage();
+	flows = num(argv[1], 1, MAX_FLOWS);
+	count = num(argv[2], 0, 1000000000);
+	len = sockaddr(argv[0], DPORT, &ss);
+	fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0)
+		die("socket");
+	/* Up to net.core.rmem_max: the tests raise it. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
+		die("SO_RCVBUF");
+	if (bind(fd, (struct sockaddr *)&ss, len))
+		die("bind");
+	for (f = 0; f < flows; f++)
+		last[f] = -1;
+	printf("ready\n");
+	fflush(stdout);
+	while (received < count) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, timeout) <= 0)
+			break;
+		n = recv(fd, &s, sizeof(s), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			die("recv");
+		}
+		f = ntohl(s.flow);
+		if (n != sizeof(s) || f >= flows) {
+			/* Not ours (another sender to the port): the caller sees it. */
+			foreign++;
+			continue;
+		}
+		timeout = 2000;
+		received++;
+		if ((int64_t)ntohl(s.seq) < last[f])
+			reordered++;
+		else
+			last[f] = ntohl(s.seq);
+	}
+	printf("received %ld reordered %ld foreign %ld\n", received, reordered, foreign);
+	return 0;
+}
+
+/* A packet socket that sends on @iface; its MAC address in @mac. */
+static int packet_socket(const char *iface, struct sockaddr_ll *ll, unsigned char *mac)
+{
+	socklen_t len = sizeof(*ll);
+	int fd = socket(AF_PACKET, SOCK_RAW, 0);
+
+	if (fd < 0)
+		die("packet socket");
+	memset(ll, 0, sizeof(*ll));
+	ll->sll_family = AF_PACKET;
+	ll->sll_ifindex = if_nametoindex(iface);
+	if (!ll->sll_ifindex)
+		die(iface);
+	if (bind(fd, (struct sockaddr *)ll, sizeof(*ll)) ||
+	    getsockname(fd, (struct sockaddr *)ll, &len))
+		die("bind packet socket");
+	if (mac)
+		memcpy(mac, ll->sll_addr, ETH_ALEN);
+	return fd;
+}
+
+static void send_frames(int fd, const void *frame, size_t len, long count, bool tolerant)
+{
+	long i;
+
+	for (i = 0; i < count; i++)
+		if (send(fd, frame, len, 0) < 0 && !(tolerant && errno == ENOBUFS))
+			die("send frame");
+}
+
+static int cmd_raw(int argc, char **argv)
+{
+	static unsigned char frame[ETH_HLEN + 9000];
+	struct sockaddr_ll ll;
+	unsigned int m[ETH_ALEN], type;
+	long len, count;
+	int fd, i;
+
+	if (argc != 5)
+		usage();
+	if (sscanf(argv[1], "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]) != ETH_ALEN || sscanf(argv[2], "%x", &type) != 1 || type > 0xffff) {
+		fprintf(stderr, "vrss_traffic: bad MAC address or ethertype\n");
+		return 1;
+	}
+	len = num(argv[3], 0, 9000);
+	count = num(argv[4], 0, 100000000);
+	fd = packet_socket(argv[0], &ll, frame + ETH_ALEN);
+	for (i = 0; i < ETH_ALEN; i++)
+		frame[i] = m[i];
+	frame[12] = type >> 8;
+	frame[13] = type & 0xff;
+	send_frames(fd, frame, ETH_HLEN + len, count, false);
+	return 0;
+}
+
+static int cmd_frame(int argc, char **argv)
+{
+	static unsigned char frame[ETH_HLEN + 65536];
+	struct sockaddr_ll ll;
+	ssize_t len;
+	int fd, file;
+
+	if (argc != 3)
+		usage();
+	file = open(argv[1], O_RDONLY);
+	if (file < 0)
+		die(argv[1]);
+	len = read(file, frame, sizeof(frame));
+	if (len < 0)
+		die(argv[1]);
+	close(file);
+	fd = packet_socket(argv[0], &ll, NULL);
+	send_frames(fd, frame, len, num(argv[2], 0, 100000000), true);
+	return 0;
+}
+
+/* Run ethtool with @args; fails the flipper if it fails. */
+static void ethtool(char *const args[])
+{
+	int status;
+	pid_t pid;
+
+	errno = posix_spawnp(&pid, "ethtool", NULL, NULL, args, environ);
+	if (errno)
+		die("ethtool");
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "vrss_traffic: ethtool %s %s %s %s failed\n",
+			args[1], args[2], args[3], args[4]);
+		exit(1);
+	}
+}
+
+static int cmd_flip(int argc, char **argv)
+{
+	char path[256], less[24], all[24];
+	long flips = 0, changes = 0, toggles = 0;
+	char *dev;
+	int fd;
+
+	if (argc != 3)
+		usage();
+	dev = argv[0];
+	snprintf(less, sizeof(less), "%d", (int)num(argv[1], 2, 4096) - 1);
+	snprintf(all, sizeof(all), "%s", argv[1]);
+	char *const chan_less[] = { "ethtool", "-L", dev, "rx", less, NULL };
+	char *const chan_all[] = { "ethtool", "-L", dev, "rx", all, NULL };
+	char *const hash_off[] = { "ethtool", "-K", dev, "rxhash", "off", NULL };
+	char *const hash_on[] = { "ethtool", "-K", dev, "rxhash", "on", NULL };
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/vrss/threshold", dev);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		die(path);
+	while (access(argv[2], F_OK)) {
+		if (pwrite(fd, flips % 2 ? "100\n" : "0\n", flips % 2 ? 4 : 2, 0) < 0)
+			die("threshold");
+		if (!flips) {
+			printf("ready\n");
+			fflush(stdout);
+		}
+		flips++;
+		pause_for(0.001);
+		switch (flips % 50) {
+		case 0:
+			ethtool(chan_less);
+			changes++;
+			break;
+		case 6:
+			ethtool(chan_all);
+			changes++;
+			break;
+		case 25:
+			ethtool(hash_off);
+			toggles++;
+			break;
+		case 31:
+			ethtool(hash_on);
+			toggles++;
+			break;
+		}
+	}
+	if (pwrite(fd, "80\n", 3, 0) < 0)
+		die("threshold");
+	close(fd);
+	ethtool(chan_all);
+	ethtool(hash_on);
+	printf("flips %ld channels %ld rxhash %ld\n", flips, changes, toggles);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "send", cmd_send }, { "flood", cmd_flood }, { "pace", cmd_pace },
+		{ "seqsend", cmd_seqsend }, { "seqrecv", cmd_seqrecv }, { "flip", cmd_flip },
+		{ "raw", cmd_raw }, { "frame", cmd_frame },
+	};
+	size_t i;
+
+	if (argc < 2)
+		usage();
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 2, argv + 2);
+	usage();
+	return 1;
+}
