@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
 .PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
-	install dkms-install docs bench fuzz debug-kernel check-debug check-full
+	install dkms-install docs bench fuzz debug-kernel check-debug check-full ksft
 
 all: modules
 
@@ -67,12 +67,19 @@ debug-kernel:
 check-debug:
 	@tools/debug-kernel/check.sh
 
+# The selftests in a kselftest tree of the kernel's (tools/scripts/ksft.sh:
+# Debian's linux-source-6.12 with drivers/net/vrss linked in), built here.
+KSFT := build/ksft/tools/testing/selftests
+ksft:
+	@$(S)/ksft.sh
+	@$(MAKE) -s -C $(KSFT) TARGETS=drivers/net/vrss all
+
 # Guest selftests on one kernel series: make selftests KERNEL=6.1
 KERNEL ?= 6.12
-selftests: modules-all tools
+selftests: modules-all tools ksft
 	@$(S)/ynl.sh
-	tools/vm/run --kernel $(KERNEL) --timeout 900 -- \
-		$(MAKE) -s -C selftests/drivers/net/vrss run_tests
+	tools/vm/run --kernel $(KERNEL) --timeout 1800 -- \
+		$(S)/ksft-run.sh
 
 rig-tests:
 	@tools/vm/tests/run_tests.sh
@@ -85,8 +92,12 @@ check-full:
 	@VRSS_CHECK_FULL=1 $(S)/check.sh
 
 # Host-built tools the guest runs (the repository is shared with it).
-tools: build/tools/vrss-ttcp
-	@$(MAKE) -s -C selftests/drivers/net/vrss
+tools: build/tools/vrss-ttcp selftests/drivers/net/vrss/vrss_traffic
+
+# The selftests' traffic helper, for make demo and make bench (the
+# selftests build their own in the kselftest tree).
+selftests/drivers/net/vrss/vrss_traffic: selftests/drivers/net/vrss/vrss_traffic.c
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 build/tools/vrss-ttcp: tools/ttcp/vrss-ttcp.c
 	@mkdir -p $(@D)

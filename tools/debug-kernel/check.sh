@@ -17,7 +17,7 @@ kver=$(cat "$out/kver")
 echo "  BUILD   vrss.ko for $kver"
 KDIR=$out/build tools/scripts/build-module.sh "$kver"
 tools/scripts/ynl.sh
-make -s tools
+make -s tools ksft
 # TCG runs the KASAN/lockdep kernel several times slower than Debian's:
 # more memory for the KASAN shadow and quarantine, and a long bound.
 tools/vm/run --kernel "$image" --cpus "${VRSS_DEBUG_CPUS:-2}" --mem 3G --timeout 7200 -- \

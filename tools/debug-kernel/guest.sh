@@ -16,7 +16,7 @@ export KSELFTEST_TIMEOUT=${KSELFTEST_TIMEOUT:-2400}
 export VRSS_STEP_TIMEOUT=${VRSS_STEP_TIMEOUT:-60}
 export VRSS_STRESS_SECONDS=${VRSS_STRESS_SECONDS:-90}
 
-make -s -C selftests/drivers/net/vrss run_tests ${VRSS_TEST_PROGS:+TEST_PROGS="$VRSS_TEST_PROGS"}
+tools/scripts/ksft-run.sh ${VRSS_TEST_PROGS:-}
 rc=$?
 
 # Two scans: an object freed late (RCU, deferred work) is not reported by

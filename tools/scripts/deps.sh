@@ -15,6 +15,8 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio xz-utils zstd procps
 	# what the selftests and benchmarks drive inside the guest
 	iproute2 iputils-ping ethtool iperf3 python3
+	# the kernel's drivers/net/ping.py (its TCP case), in the guest
+	socat
 	# host unit tests
 	libcmocka-dev pkg-config
 	# docs (rst2html), DKMS packaging check, netlink statistics (YNL)

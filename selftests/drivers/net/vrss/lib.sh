@@ -10,8 +10,10 @@ KSFT_PASS=0
 KSFT_FAIL=1
 KSFT_SKIP=4
 
+# The test programs' directory: in the repository, or in a kselftest tree
+# (make ksft) whose files link to the repository's, where VRSS_REPO is.
 VRSS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-VRSS_REPO=$(cd "$VRSS_DIR/../../../.." && pwd)
+VRSS_REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../../../.." && pwd)
 # The module built for the running kernel by `make modules-all`.
 VRSS_KO=${VRSS_KO:-$VRSS_REPO/build/$(uname -r)/drivers/net/vrss/vrss.ko}
 # The C traffic helper, built on the host by `make -C` this directory
@@ -63,6 +65,7 @@ ktap_skip_all() {
 
 ktap_finish() {
 	echo "# Totals: pass:$_ktap_pass fail:$_ktap_fail xfail:0 xpass:0 skip:$_ktap_skip error:0"
+	echo "# ${0##*/}: $SECONDS s"
 	if [ "$_ktap_n" != "$_ktap_plan" ]; then
 		echo "# planned $_ktap_plan cases, ran $_ktap_n"
 		exit $KSFT_FAIL
@@ -216,6 +219,92 @@ vrss_send_and_count() {
 	done
 }
 
+# vrss_addr_bytes ADDR: the bytes of an IPv4 or IPv6 address, in decimal.
+vrss_addr_bytes() {
+	local a=$1 g i
+	local -a out=() head=() tail=() groups=()
+	if [[ $a != *:* ]]; then
+		IFS=. read -r -a out <<< "$a"
+		echo "${out[*]}"
+		return
+	fi
+	if [[ $a == *::* ]]; then
+		[ -z "${a%%::*}" ] || IFS=: read -r -a head <<< "${a%%::*}"
+		[ -z "${a#*::}" ] || IFS=: read -r -a tail <<< "${a#*::}"
+	else
+		IFS=: read -r -a head <<< "$a"
+	fi
+	groups=("${head[@]}")
+	for ((i = ${#head[@]} + ${#tail[@]}; i < 8; i++)); do groups+=(0); done
+	groups+=("${tail[@]}")
+	for g in "${groups[@]}"; do
+		out+=($((16#$g >> 8)) $((16#$g & 255)))
+	done
+	echo "${out[*]}"
+}
+
+# vrss_predict SRC DST FLOWS PER_FLOW DEV [--no-ports] [--effective]: the
+# per-queue packet counts that vrss_traffic's flows (source port 20000+f
+# to 7000+f) must give on DEV, queues 0 to the highest the table names.
+# From the key and table `ethtool -x DEV` shows (--effective: the table in
+# effect at the current width, vrss/effective_indir), through a Toeplitz
+# hash of its own, bit by bit as Microsoft's verification text defines it:
+# independent of the module's (and in bash: no Python start under TCG).
+vrss_predict() {
+	local src=$1 dst=$2 flows=$3 per=$4 dev=$5 ports=1 eff=0 a line next=0
+	local i j o b f h bits max=0 out=
+	local -a key=() table=() v=() win=() counts=() base=() data=()
+	shift 5
+	for a; do
+		case $a in
+		--no-ports) ports=0 ;;
+		--effective) eff=1 ;;
+		*) echo "vrss_predict: bad argument $a" >&2; return 1 ;;
+		esac
+	done
+	while read -r line; do
+		if [ $next = 1 ]; then
+			IFS=: read -r -a key <<< "$line"
+			next=0
+			continue
+		fi
+		case $line in
+		"RSS hash key:"*) next=1 ;;
+		[0-9]*:*) read -r -a v <<< "${line#*:}"; table+=("${v[@]}") ;;
+		esac
+	done < <(ethtool -x "$dev")
+	[ $eff = 0 ] || read -r -a table < "/sys/class/net/$dev/vrss/effective_indir"
+	if [ ${#key[@]} != 40 ] || [ ${#table[@]} != 128 ]; then
+		echo "vrss_predict: cannot read a 40-byte key and a 128-entry table of $dev" >&2
+		return 1
+	fi
+	for i in "${!key[@]}"; do key[i]=$((16#${key[i]})); done
+	base=($(vrss_addr_bytes "$src") $(vrss_addr_bytes "$dst"))
+	bits=$(((${#base[@]} + 4 * ports) * 8))
+	# The key's 32-bit window at each input bit.
+	for ((i = 0; i < bits; i++)); do
+		j=$((i >> 3)) o=$((i & 7))
+		win[i]=$((((key[j] << 32 | key[j + 1] << 24 | key[j + 2] << 16 |
+			    key[j + 3] << 8 | key[j + 4]) >> (8 - o)) & 0xffffffff))
+	done
+	for b in "${table[@]}"; do [ "$b" -le "$max" ] || max=$b; done
+	for ((i = 0; i <= max; i++)); do counts[i]=0; done
+	for ((f = 0; f < flows; f++)); do
+		data=("${base[@]}")
+		[ $ports = 0 ] || data+=($(((20000 + f) >> 8)) $(((20000 + f) & 255))
+					 $(((7000 + f) >> 8)) $(((7000 + f) & 255)))
+		h=0
+		for ((i = 0; i < ${#data[@]}; i++)); do
+			for ((o = 0; o < 8; o++)); do
+				((data[i] & (128 >> o))) && h=$((h ^ win[i * 8 + o]))
+			done
+		done
+		b=${table[h & 127]}
+		counts[b]=$((counts[b] + per))
+	done
+	echo "${counts[*]}"
+}
+
 # vrss_check_steering NAME SRC DST [--no-ports] [--effective]
 # [--frags K SIZE]: 32 UDP flows of 10 datagrams each from SRC in the peer
 # to DST on vrss0 land on exactly the queues an independent Toeplitz over
@@ -233,7 +322,7 @@ vrss_check_steering() {
 		*) echo "vrss_check_steering: bad argument $1" >&2; return 1 ;;
 		esac
 	done
-	want=$("$VRSS_DIR/vrss_udp.py" predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports $eff) ||
+	want=$(vrss_predict "$src" "$dst" 32 $((10 * mult)) vrss0 $ports $eff) ||
 		{ ktap_result "$name" 1; return; }
 	before=$(vrss_queue_packets vrss0)
 	r=$(vrss_rx_packets)

@@ -133,7 +133,7 @@ ktap_check "rxhash off: every frame up inline on the interrupt's vCPU, queue 0 c
 ethtool -K vrss0 rxhash on && vrss_sys_set threshold 0
 steering() {
 	local want before got n0
-	want=$(python3 "$VRSS_DIR/vrss_udp.py" predict $HOST $GUEST 32 10 vrss0) || return 1
+	want=$(vrss_predict $HOST $GUEST 32 10 vrss0) || return 1
 	before=$(vrss_queue_packets vrss0)
 	n0=$(nic_rx)
 	host_udp send $GUEST 32 10 || return 1

@@ -26,12 +26,6 @@ DPORT+f.
       of the queue table[hash % 128] names (queue i on CPU i % online CPUs:
       run it on CPU 0, where veth then delivers and the primary, queue 0,
       hands frames up inline, the spread queues on CPUs 1, 2, ...).
-  vrss_udp.py predict SRC DST FLOWS PER_FLOW DEV [--no-ports] [--effective]
-      The per-queue packet counts those flows must give on DEV, from the
-      key and table `ethtool -x DEV` shows: an independent Toeplitz
-      implementation (bit by bit, as Microsoft's verification text defines
-      it), not the module's.  --effective takes the table in effect at the
-      load policy's width (sysfs vrss/effective_indir) instead.
 """
 import ctypes
 import ipaddress
@@ -175,17 +169,6 @@ def flow_input(src, dst, f, ports=True):
     return data
 
 
-def predict(src, dst, flows, per_flow, dev, ports, effective=False):
-    key, table = rxfh(dev)
-    if effective:
-        with open(f"/sys/class/net/{dev}/vrss/effective_indir") as f:
-            table = [int(x) for x in f.read().split()]
-    counts = [0] * (max(table) + 1)
-    for f in range(flows):
-        counts[table[toeplitz(key, flow_input(src, dst, f, ports)) & 127]] += per_flow
-    print(" ".join(str(c) for c in counts))
-
-
 SO_ATTACH_FILTER = 26
 SKF_AD_OFF = 0xFFFFF000
 SKF_AD_PKTTYPE = 4
@@ -287,9 +270,6 @@ def main():
         hashcheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     elif cmd == "cpucheck":
         cpucheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
-    elif cmd == "predict":
-        predict(args[0], args[1], int(args[2]), int(args[3]), args[4],
-                "--no-ports" not in args, "--effective" in args)
     else:
         sys.exit(__doc__)
 
