@@ -27,7 +27,7 @@ paths=(
 	$top/scripts/subarch.include
 	$st/drivers/net/Makefile $st/drivers/net/lib $st/drivers/net/ping.py
 	$st/drivers/net/queues.py $st/drivers/net/stats.py
-	$st/net/lib/py $st/net/lib.sh $st/net/net_helper.sh
+	$st/net/lib $st/net/lib.sh $st/net/net_helper.sh
 	$top/tools/net/ynl/lib $top/tools/net/ynl/cli.py
 	$top/Documentation/netlink/specs
 )
