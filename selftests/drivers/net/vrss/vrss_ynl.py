@@ -14,7 +14,8 @@ import os
 import socket
 import sys
 
-YNL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../../build/ynl")
+# realpath: in a kselftest tree (make ksft) this file is a link.
+YNL = os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../../../build/ynl")
 sys.path.insert(0, YNL)
 from lib import YnlFamily  # noqa: E402
 
