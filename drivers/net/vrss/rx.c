@@ -317,8 +317,13 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	u32 to;
 
 	pc->seen++;
-	/* Receive hashing off: the lower's frame, as it came. */
-	if (!smp_load_acquire(&vd->hashing))
+	/*
+	 * Receive hashing off: the lower's frame, as it came.  A frame for
+	 * another host (a promiscuous lower) goes up inline too, unhashed,
+	 * as macvlan hands it up: the stack drops it or a packet socket
+	 * takes it; it is no work to spread and must not take a ring slot.
+	 */
+	if (!smp_load_acquire(&vd->hashing) || unlikely(skb->pkt_type == PACKET_OTHERHOST))
 		return vrss_rx_inline(pc, skb);
 	if (!vrss_rss_bucket(vd, skb, &b)) {
 		pc->nohash++;

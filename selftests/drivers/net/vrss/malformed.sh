@@ -18,7 +18,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 
 N=40
-ktap_plan 21
+ktap_plan 23
 
 frames=
 cleanup() {
@@ -116,6 +116,28 @@ check non-ip 1 -
 # Over vrss0's MTU but within the lower's: delivered, as the stack does
 # not check a received frame against the MTU.
 check jumbo 0 Udp:NoPorts
+
+# A frame for another host (veth takes any MAC: a promiscuous lower) goes
+# up inline on queue 0, unhashed, even where the table sends every bucket
+# to queue 1: no ring slot for what the stack then drops.  The same frame
+# to vrss0's MAC goes to queue 1, so the table is in effect.
+to_queue() {
+	local name=$1 want=$2 q0 h0 r q h
+	q0=$(delivered)
+	h0=$(vrss_stat vrss0 rx_nohash)
+	r=$(vrss_rx_packets)
+	peer "$VRSS_TRAFFIC" frame veth1 "$frames/$name" $N
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + N))
+	q=$(vrss_queue_delta "$q0" "$(delivered)")
+	h=$(($(vrss_stat vrss0 rx_nohash) - h0))
+	echo "# $name with every bucket on queue 1: vrss0 per queue $q, rx_nohash +$h"
+	[ "$q" = "$want" ] && [ "$h" = 0 ]
+}
+ethtool -X vrss0 weight 0 1
+ktap_check "a datagram to vrss0's MAC, every bucket on queue 1: on queue 1" to_queue ipv4-udp "0 $N"
+ktap_check "the same datagram to another host's MAC: up inline on queue 0, unhashed" \
+	to_queue ipv4-udp-otherhost "$N 0"
+ethtool -X vrss0 default
 
 # Over the lower's MTU: veth drops it before the lower receives it, and
 # counts it on the sending side.

@@ -13,7 +13,9 @@ DPORT+f.
       Writes each named malformed frame (runts, bad IPv4 header lengths,
       truncated IPv6 extension headers, fragments, VLAN and QinQ tags,
       non-IP, jumbo) from IFACE's address to DSTMAC into DIR/<name>, for
-      `vrss_traffic frame IFACE DIR/<name> COUNT`.
+      `vrss_traffic frame IFACE DIR/<name> COUNT`; and a well-formed UDP
+      datagram to DSTMAC (ipv4-udp) and to another host's MAC address
+      (ipv4-udp-otherhost).
   vrss_udp.py hashcheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS
       Sends those flows from PEER_NETNS and checks, with one packet socket
       per flow on DEV whose classic BPF filter accepts only frames whose
@@ -123,6 +125,9 @@ MALFORMED = {
 }
 
 
+OTHERHOST = "02:00:00:00:00:99"
+
+
 def malformed(iface, dstmac, outdir):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
@@ -131,6 +136,11 @@ def malformed(iface, dstmac, outdir):
         with open(os.path.join(outdir, name), "wb") as f:
             f.write(bytes.fromhex(dstmac.replace(":", "")) + src +
                     ethertype.to_bytes(2, "big") + body)
+    # A well-formed UDP datagram, to DSTMAC and to another host's MAC.
+    for name, dst in (("ipv4-udp", dstmac), ("ipv4-udp-otherhost", OTHERHOST)):
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(bytes.fromhex(dst.replace(":", "")) + src +
+                    ETH_IP.to_bytes(2, "big") + ipv4(UDP))
 
 
 def toeplitz(key, data):
