@@ -330,9 +330,16 @@ static struct net_device *vrss_lower(struct net *net, struct nlattr *tb[],
 		NL_SET_ERR_MSG(extack, "vrss: the lower device must be Ethernet");
 		return ERR_PTR(-EINVAL);
 	}
+	/* One rx_handler per device: a port of anything takes it. */
 	if (netdev_is_rx_handler_busy(lower)) {
-		NL_SET_ERR_MSG(extack, "vrss: the lower device already has an rx_handler");
+		NL_SET_ERR_MSG(extack,
+			       "vrss: the lower device already has an rx_handler (a bridge, bond, team, macvlan, ipvlan or vrss port)");
 		return ERR_PTR(-EBUSY);
+	}
+	/* netdev_rx_handler_register() would refuse it, without a word. */
+	if (lower->priv_flags & IFF_NO_RX_HANDLER) {
+		NL_SET_ERR_MSG(extack, "vrss: the lower device takes no rx_handler (an ipvlan device)");
+		return ERR_PTR(-EINVAL);
 	}
 	return lower;
 }
