@@ -338,7 +338,8 @@ static struct net_device *vrss_lower(struct net *net, struct nlattr *tb[],
 	}
 	/* netdev_rx_handler_register() would refuse it, without a word. */
 	if (lower->priv_flags & IFF_NO_RX_HANDLER) {
-		NL_SET_ERR_MSG(extack, "vrss: the lower device takes no rx_handler (an ipvlan device)");
+		NL_SET_ERR_MSG(extack,
+			       "vrss: the lower device takes no rx_handler (an ipvlan device)");
 		return ERR_PTR(-EINVAL);
 	}
 	return lower;
