@@ -33,10 +33,17 @@ static rx_handler_result_t vrss_handle_frame(struct sk_buff **pskb)
 		kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 		return RX_HANDLER_CONSUMED;
 	}
-	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb) {
-		dev_core_stats_rx_dropped_inc(vd->dev);
-		return RX_HANDLER_CONSUMED;
+	/* skb_share_check(), with a reason for the drop. */
+	if (unlikely(skb_shared(skb))) {
+		struct sk_buff *nskb = skb_clone(skb, GFP_ATOMIC);
+
+		if (unlikely(!nskb)) {
+			dev_core_stats_rx_dropped_inc(vd->dev);
+			kfree_skb_reason(skb, SKB_DROP_REASON_NOMEM);
+			return RX_HANDLER_CONSUMED;
+		}
+		consume_skb(skb);
+		skb = nskb;
 	}
 	*pskb = skb;
 	skb->dev = vd->dev;

@@ -18,7 +18,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 
 N=40
-ktap_plan 23
+ktap_plan 24
 
 frames=
 cleanup() {
@@ -138,6 +138,31 @@ ktap_check "a datagram to vrss0's MAC, every bucket on queue 1: on queue 1" to_q
 ktap_check "the same datagram to another host's MAC: up inline on queue 0, unhashed" \
 	to_queue ipv4-udp-otherhost "$N 0"
 ethtool -X vrss0 default
+
+# A packet socket on the lower (tcpdump on eth0) holds a reference to each
+# frame it sees: vrss gets them shared and must clone, not drop, them.
+shared() {
+	local r q0 q rc
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("veth0", 0))
+print("ready", flush=True)
+time.sleep(30)' > "$frames/tap" &
+	local tap=$!
+	vrss_wait_ready "$frames/tap" || { kill $tap; return 1; }
+	q0=$(delivered)
+	r=$(vrss_rx_packets)
+	peer "$VRSS_TRAFFIC" frame veth1 "$frames/ipv4-udp" $N
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + N))
+	rc=$?
+	q=$(vrss_queue_delta "$q0" "$(delivered)")
+	kill $tap
+	wait $tap 2> /dev/null
+	echo "# $N datagrams with a packet socket on veth0: vrss0 per queue $q"
+	[ $rc = 0 ] && [ $(($(echo $q | tr ' ' '+'))) = $N ]
+}
+ktap_check "with a packet socket on the lower (frames shared): every frame cloned and delivered" shared
 
 # Over the lower's MTU: veth drops it before the lower receives it, and
 # counts it on the sending side.
