@@ -27,36 +27,25 @@ trap cleanup EXIT
 taint0=$(vrss_taint_other)
 ktap_check "insmod vrss.ko threshold=0 (plain RSS once rxhash is on)" vrss_load threshold=0
 
-# expect_refusal NAME MESSAGE IP-ARGS...: ip link add fails with MESSAGE.
-expect_refusal() {
-	local name=$1 msg=$2 out rc=0
-	shift 2
-	out=$(ip link add "$@" 2>&1) && rc=1
-	printf '%s\n' "$out" | grep -qF -- "$msg" || rc=1
-	[ $rc = 0 ] || echo "# ip link add $*: $out"
-	! ip link show vrss-bad > /dev/null 2>&1 || rc=1
-	ktap_result "$name" $rc
-}
-
 modprobe veth
 modprobe tun
 modprobe ipip
 ip link add veth0 type veth peer name veth1
 ip tuntap add dev vrss-tun mode tun
 ip link add vrss-ipip type ipip local 192.0.2.100 remote 192.0.2.101
-expect_refusal "refused without a lower device" "needs a lower device" \
-	name vrss-bad type vrss
-expect_refusal "refused on loopback" "cannot be loopback" \
-	link lo name vrss-bad type vrss
-expect_refusal "refused on a non-Ethernet lower (tun)" "must be Ethernet" \
-	link vrss-tun name vrss-bad type vrss
-expect_refusal "refused on a non-Ethernet lower (ipip)" "must be Ethernet" \
-	link vrss-ipip name vrss-bad type vrss
+vrss_expect_refusal "refused without a lower device" "needs a lower device" \
+	ip link add name vrss-bad type vrss
+vrss_expect_refusal "refused on loopback" "cannot be loopback" \
+	ip link add link lo name vrss-bad type vrss
+vrss_expect_refusal "refused on a non-Ethernet lower (tun)" "must be Ethernet" \
+	ip link add link vrss-tun name vrss-bad type vrss
+vrss_expect_refusal "refused on a non-Ethernet lower (ipip)" "must be Ethernet" \
+	ip link add link vrss-ipip name vrss-bad type vrss
 ip link add link veth0 name vrss-first type vrss
-expect_refusal "refused on a lower that has an rx_handler" "already has an rx_handler" \
-	link veth0 name vrss-bad type vrss
-expect_refusal "refused on a vrss lower" "cannot itself be vrss" \
-	link vrss-first name vrss-bad type vrss
+vrss_expect_refusal "refused on a lower that has an rx_handler" "already has an rx_handler" \
+	ip link add link veth0 name vrss-bad type vrss
+vrss_expect_refusal "refused on a vrss lower" "cannot itself be vrss" \
+	ip link add link vrss-first name vrss-bad type vrss
 ip link del vrss-first
 ip link del veth0
 ip link del vrss-tun

@@ -151,6 +151,18 @@ vrss_send_udp() {
 	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP "$1" "$2"
 }
 
+# vrss_expect_refusal NAME MESSAGE CMD...: CMD fails saying MESSAGE, and no
+# vrss-bad device is left.
+vrss_expect_refusal() {
+	local name=$1 msg=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) && rc=1
+	printf '%s\n' "$out" | grep -qF -- "$msg" || rc=1
+	[ $rc = 0 ] || echo "# $*: $out"
+	! ip link show vrss-bad > /dev/null 2>&1 || rc=1
+	ktap_result "$name" $rc
+}
+
 # vrss_queue_delta BEFORE AFTER: per-queue differences, space separated.
 vrss_queue_delta() {
 	local -a b=($1) a=($2)

@@ -19,7 +19,7 @@ ktap_plan 14
 
 cleanup() {
 	local d
-	for d in vrss1 vrss0 br0 bond0 mv0 ipv0; do
+	for d in vrss-bad vrss0 br0 bond0 mv0 ipv0; do
 		ip link del $d 2> /dev/null
 	done
 	vrss_net_cleanup
@@ -142,29 +142,24 @@ for kind in bridge bond macvlan; do
 	vrss_net_cleanup
 done
 
-# expect_refusal NAME MESSAGE LOWER: vrss on LOWER fails saying MESSAGE.
-expect_refusal() {
-	local name=$1 msg=$2 out rc=0
-	out=$(ip link add link "$3" name vrss1 type vrss 2>&1) && rc=1
-	grep -qF -- "$msg" <<< "$out" || rc=1
-	echo "# ip link add link $3 name vrss1 type vrss: $out"
-	! ip link show vrss1 > /dev/null 2>&1 || rc=1
-	ktap_result "$name" $rc
+# refused NAME MESSAGE LOWER: vrss on LOWER fails saying MESSAGE.
+refused() {
+	vrss_expect_refusal "$1" "$2" ip link add link "$3" name vrss-bad type vrss
 }
 busy="already has an rx_handler (a bridge, bond, team, macvlan, ipvlan or vrss port)"
 ip link add veth0 type veth peer name veth1
 ip link add br0 type bridge && ip link set veth0 master br0
-expect_refusal "a bridge port as the lower refused: its rx_handler is the bridge's" "$busy" veth0
+refused "a bridge port as the lower refused: its rx_handler is the bridge's" "$busy" veth0
 ip link del br0
 ip link add bond0 type bond mode active-backup && ip link set veth0 master bond0
-expect_refusal "a bond slave as the lower refused: its rx_handler is the bond's" "$busy" veth0
+refused "a bond slave as the lower refused: its rx_handler is the bond's" "$busy" veth0
 ip link del bond0
 ip link add link veth0 name mv0 type macvlan mode bridge
-expect_refusal "a macvlan port as the lower refused: its rx_handler is macvlan's" "$busy" veth0
+refused "a macvlan port as the lower refused: its rx_handler is macvlan's" "$busy" veth0
 ip link del mv0
 ip link add link veth0 name ipv0 type ipvlan mode l2
-expect_refusal "an ipvlan port as the lower refused: its rx_handler is ipvlan's" "$busy" veth0
-expect_refusal "an ipvlan device as the lower refused: it takes no rx_handler" \
+refused "an ipvlan port as the lower refused: its rx_handler is ipvlan's" "$busy" veth0
+refused "an ipvlan device as the lower refused: it takes no rx_handler" \
 	"takes no rx_handler (an ipvlan device)" ipv0
 ip link del ipv0
 ip link del veth0

@@ -30,18 +30,6 @@ trap cleanup EXIT
 taint0=$(vrss_taint_other)
 dmesg -C
 
-# expect_refusal NAME MESSAGE CMD...: CMD fails saying MESSAGE, and no
-# vrss-bad device is left.
-expect_refusal() {
-	local name=$1 msg=$2 out rc=0
-	shift 2
-	out=$("$@" 2>&1) && rc=1
-	printf '%s\n' "$out" | grep -qF -- "$msg" || rc=1
-	[ $rc = 0 ] || echo "# $*: $out"
-	! ip link show vrss-bad > /dev/null 2>&1 || rc=1
-	ktap_result "$name" $rc
-}
-
 # The veth pair of lib.sh, vrss0 not yet on it.
 modprobe veth
 vrss_load
@@ -76,17 +64,17 @@ ping_both() {
 
 # --- address, queues and MTU at creation -------------------------------------
 
-expect_refusal "an address other than the lower's refused at creation" \
+vrss_expect_refusal "an address other than the lower's refused at creation" \
 	"MAC address is the lower device's" \
 	ip link add link veth0 name vrss-bad address 02:00:00:00:00:99 type vrss
 possible=$(($(cut -d- -f2 /sys/devices/system/cpu/possible) + 1))
-expect_refusal "numrxqueues above the possible CPUs ($possible) refused" \
+vrss_expect_refusal "numrxqueues above the possible CPUs ($possible) refused" \
 	"above the number of possible CPUs" \
 	ip link add link veth0 name vrss-bad numrxqueues $((possible + 1)) type vrss
-expect_refusal "numtxqueues 2 refused (transmit goes through the lower's queues)" \
+vrss_expect_refusal "numtxqueues 2 refused (transmit goes through the lower's queues)" \
 	"one transmit queue" \
 	ip link add link veth0 name vrss-bad numtxqueues 2 type vrss
-expect_refusal "an MTU above the lower's refused at creation" "MTU outside" \
+vrss_expect_refusal "an MTU above the lower's refused at creation" "MTU outside" \
 	ip link add link veth0 name vrss-bad mtu 1600 type vrss
 ip link set veth0 mtu 9000
 ip netns exec $VRSS_PEER ip link set veth1 mtu 9000

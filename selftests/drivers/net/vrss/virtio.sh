@@ -132,16 +132,14 @@ ktap_check "rxhash off: every frame up inline on the interrupt's vCPU, queue 0 c
 
 ethtool -K vrss0 rxhash on && vrss_sys_set threshold 0
 steering() {
-	local want before got n0 i r
+	local want before got n0 r
 	want=$(vrss_predict $HOST $GUEST 32 10 vrss0) || return 1
 	# Full width first; then one round of the flows moves each bucket to
 	# its queue (a bucket's frames stay inline on queue 0 until its move
 	# may complete in order): the counted round follows.
 	vrss_wait_state spread 3000 > /dev/null || { echo "# not spread"; return 1; }
-	for ((i = 0; i < 300; i++)); do
-		[ "$(vrss_sys width)" = "$ncpu" ] && break
-		sleep 0.01
-	done
+	vrss_wait_count /sys/class/net/vrss0/vrss/width "$ncpu" 3000 ||
+		{ echo "# width $(vrss_sys width), not $ncpu"; return 1; }
 	r=$(vrss_rx_packets)
 	host_udp send $GUEST 32 1 || return 1
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 32)) ||
