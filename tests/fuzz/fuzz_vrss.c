@@ -2,8 +2,8 @@
 /*
  * libFuzzer target over the pure-C core the module runs on every frame and
  * every interval: the header parser, the Toeplitz hash and the indirection
- * table (include/vrss/parse.h, toeplitz.h, indir.h), and the load policy
- * (policy.h).  Built with ASan and UBSan; besides memory errors it checks
+ * table (include/vrss/parse.h, toeplitz.h, indir.h), the load policy
+ * (policy.h) and the rebalancer (rebalance.h).  Built with ASan and UBSan; besides memory errors it checks
  * the invariants the module relies on, and aborts when one fails.
  *
  * Input: the first byte picks what to drive, the rest is its input.
@@ -15,6 +15,7 @@
 #include <vrss/indir.h>
 #include <vrss/parse.h>
 #include <vrss/policy.h>
+#include <vrss/rebalance.h>
 #include <vrss/toeplitz.h>
 
 #define check(cond) do { if (!(cond)) abort(); } while (0)
@@ -191,19 +192,86 @@ static void fuzz_policy(const u8 *data, size_t size)
 	free(p);
 }
 
+/*
+ * The rebalancer under any table, knobs, loads and bucket weights: only
+ * buckets of the busiest queue move, all to the least busy one, none that
+ * is held, no more than half the gap's worth, and never while settling.
+ */
+static void fuzz_rebalance(const u8 *data, size_t size)
+{
+	u32 eff[VRSS_INDIR_SIZE], before[VRSS_INDIR_SIZE], weight[VRSS_INDIR_SIZE];
+	struct vrss_load load[FUZZ_QUEUES];
+	struct vrss_rebal_result res;
+	unsigned int threshold, hysteresis, width, i, n, moved;
+	struct vrss_rebal r, old;
+
+	if (size < 3 + VRSS_INDIR_SIZE)
+		return;
+	threshold = data[0] % 101;
+	hysteresis = data[1] % 101;
+	width = 1 + data[2] % FUZZ_QUEUES;
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		eff[i] = data[3 + i] % width;
+	data += 3 + VRSS_INDIR_SIZE;
+	size -= 3 + VRSS_INDIR_SIZE;
+	vrss_rebal_reset(&r);
+
+	while (size >= 2 * FUZZ_QUEUES + 8) {
+		for (i = 0; i < FUZZ_QUEUES; i++) {
+			/* Fixed point percent, up to 100 %. */
+			load[i].busy = (u32)data[i] * 101 / 256 << VRSS_LOAD_SHIFT;
+			load[i].net = (u32)data[FUZZ_QUEUES + i] * 101 / 256 << VRSS_LOAD_SHIFT;
+		}
+		/* Weights: a pattern of 8 bytes over the buckets, some huge. */
+		for (i = 0; i < VRSS_INDIR_SIZE; i++) {
+			u8 w = data[2 * FUZZ_QUEUES + i % 8];
+
+			weight[i] = w & 0x80 ? (u32)w << 24 : (u32)w * (i % 5);
+		}
+		data += 2 * FUZZ_QUEUES + 8;
+		size -= 2 * FUZZ_QUEUES + 8;
+
+		memcpy(before, eff, sizeof(eff));
+		old = r;
+		moved = vrss_rebal_step(&r, eff, weight, load, width, threshold,
+					hysteresis, &res);
+		check(moved == res.moved);
+		for (i = 0, n = 0; i < VRSS_INDIR_SIZE; i++) {
+			check(eff[i] < width);
+			if (eff[i] == before[i])
+				continue;
+			n++;
+			check(before[i] == res.from && eff[i] == res.to);
+			check(old.hold[i] <= 1 && r.hold[i] == VRSS_REBAL_HOLD);
+			check(weight[i]);
+		}
+		check(n == moved);
+		if (moved) {
+			check(!old.settle && r.settle == VRSS_REBAL_SETTLE);
+			check(res.from != res.to && width > 1);
+			check(load[res.from].busy > threshold << VRSS_LOAD_SHIFT);
+			check(load[res.to].busy < (threshold - hysteresis) << VRSS_LOAD_SHIFT);
+			check(res.load <= (load[res.from].busy - load[res.to].busy) / 2);
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!size)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		fuzz_frame(data + 1, size - 1);
 		break;
 	case 1:
 		fuzz_indir(data + 1, size - 1);
 		break;
-	default:
+	case 2:
 		fuzz_policy(data + 1, size - 1);
+		break;
+	default:
+		fuzz_rebalance(data + 1, size - 1);
 		break;
 	}
 	return 0;

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Rebalancing: which buckets of the table in effect move, by measured
+ * load, from the busiest queue in use to the least busy one.  Pure C,
+ * shared by the module and the host-side unit tests.
+ *
+ * The width policy (policy.h) decides how many queues spread the flows;
+ * the buckets of each width are fixed by the user's table.  Two heavy
+ * flows whose hashes meet in one queue then stay on one CPU while another
+ * CPU idles.  Once per interval, while spread, this looks at the busy load
+ * of every queue's CPU and the work each bucket brought in over the
+ * interval (its packets, counted per CPU where the lower delivered it):
+ *
+ *  - nothing moves unless the busiest queue's CPU is above the threshold
+ *    and the least busy one is below threshold - hysteresis;
+ *  - the busiest queue's receive work (its CPU's softirq time) is shared
+ *    among its buckets by their packets, which estimates what each bucket
+ *    costs there;
+ *  - buckets move, heaviest first, while what has moved stays within half
+ *    the gap between the two CPUs: the two end no further apart than they
+ *    started and the busiest only gets less busy.  A bucket heavier than
+ *    that, an elephant bigger than the gap, stays: moving it would only
+ *    make the other CPU the busiest one, and the next interval would move
+ *    it back.  Buckets of less than 1 % of a CPU are not worth a move;
+ *  - a bucket that moved stays put for VRSS_REBAL_HOLD intervals, and no
+ *    rebalance follows another for VRSS_REBAL_SETTLE intervals, so that the
+ *    smoothed loads show the last move before the next is decided.
+ *
+ * Since the busiest CPU can only get less busy, a steady load settles and
+ * nothing moves back and forth.
+ */
+#ifndef _VRSS_REBALANCE_H
+#define _VRSS_REBALANCE_H
+
+#include <linux/types.h>
+
+#include <vrss/indir.h>
+#include <vrss/policy.h>
+
+#define VRSS_REBAL_HOLD		10	/* intervals a moved bucket stays */
+#define VRSS_REBAL_SETTLE	2	/* intervals between two rebalances */
+#define VRSS_REBAL_MIN		(1u << VRSS_LOAD_SHIFT)	/* 1 % of a CPU */
+
+struct vrss_rebal {
+	u8 hold[VRSS_INDIR_SIZE];	/* intervals before it may move again */
+	u8 settle;			/* intervals before the next rebalance */
+};
+
+/* What one step did: from, to and how many buckets; moved 0 when none. */
+struct vrss_rebal_result {
+	unsigned int from;
+	unsigned int to;
+	unsigned int moved;
+	u32 load;		/* estimated load moved, fixed point percent */
+};
+
+/* The table in effect changed under it (width, user's table): forget. */
+static inline void vrss_rebal_reset(struct vrss_rebal *r)
+{
+	unsigned int b;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		r->hold[b] = 0;
+	r->settle = 0;
+}
+
+/*
+ * One interval.  @eff is the table in effect over queues 0..@width-1 and is
+ * changed in place; @weight[b] is bucket b's packets over the interval;
+ * @load[q] is queue q's smoothed load, in fixed point percent as
+ * struct vrss_policy keeps it.  The buckets that move are the entries of
+ * @eff that changed.  Returns the number of them.
+ */
+static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
+					   const u32 *weight,
+					   const struct vrss_load *load,
+					   unsigned int width,
+					   unsigned int threshold,
+					   unsigned int hysteresis,
+					   struct vrss_rebal_result *res)
+{
+	u32 high = threshold << VRSS_LOAD_SHIFT, low, room, net, cost;
+	unsigned int b, q, from = 0, to = 0, best;
+	u64 total = 0;
+
+	res->moved = 0;
+	res->load = 0;
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (r->hold[b])
+			r->hold[b]--;
+	if (r->settle) {
+		r->settle--;
+		return 0;
+	}
+	if (width < 2 || threshold <= hysteresis || threshold >= VRSS_PERCENT_MAX)
+		return 0;
+	low = (threshold - hysteresis) << VRSS_LOAD_SHIFT;
+
+	/* The busiest and the least busy queue; ties go to the lowest. */
+	for (q = 1; q < width; q++) {
+		if (load[q].busy > load[from].busy)
+			from = q;
+		if (load[q].busy < load[to].busy)
+			to = q;
+	}
+	res->from = from;
+	res->to = to;
+	if (load[from].busy <= high || load[to].busy >= low)
+		return 0;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (eff[b] == from)
+			total += weight[b];
+	if (!total)
+		return 0;	/* the busy CPU is busy with something else */
+
+	net = load[from].net < load[from].busy ? load[from].net : load[from].busy;
+	room = (load[from].busy - load[to].busy) / 2;
+	for (;;) {
+		/*
+		 * The heaviest bucket left that fits (one that moved is on
+		 * @to now); ties go to the lowest.
+		 */
+		best = VRSS_INDIR_SIZE;
+		for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+			if (eff[b] != from || r->hold[b] || !weight[b])
+				continue;
+			cost = (u32)(((u64)net * weight[b]) / total);
+			if (cost < VRSS_REBAL_MIN || cost > room)
+				continue;
+			if (best == VRSS_INDIR_SIZE || weight[b] > weight[best])
+				best = b;
+		}
+		if (best == VRSS_INDIR_SIZE)
+			break;
+		cost = (u32)(((u64)net * weight[best]) / total);
+		eff[best] = to;
+		r->hold[best] = VRSS_REBAL_HOLD;
+		room -= cost;
+		res->load += cost;
+		res->moved++;
+	}
+	if (res->moved)
+		r->settle = VRSS_REBAL_SETTLE;
+	return res->moved;
+}
+
+#endif /* _VRSS_REBALANCE_H */

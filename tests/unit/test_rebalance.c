@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of include/vrss/rebalance.h.  A small model stands for
+ * the guest: each bucket brings in a steady receive demand (percent of one
+ * CPU) and packets in proportion to it; a queue's CPU is as busy as the
+ * demand of its buckets plus its background load, at most 100 %, and the
+ * module's smoothing (vrss_policy_smooth()) turns that into the loads the
+ * rebalancer sees.
+ */
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <vrss/rebalance.h>
+
+#define MAXQ	8
+
+struct sim {
+	struct vrss_rebal r;
+	unsigned int width, threshold, hysteresis;
+	u32 eff[VRSS_INDIR_SIZE];
+	u32 demand[VRSS_INDIR_SIZE];	/* percent of a CPU */
+	u32 light[VRSS_INDIR_SIZE];	/* packets of flows that cost ~nothing */
+	u32 bg[MAXQ];			/* background (application) load */
+	struct vrss_load load[MAXQ];	/* smoothed, fixed point */
+	unsigned int moves[VRSS_INDIR_SIZE];
+	u64 seen[VRSS_INDIR_SIZE];	/* bit q: the bucket was on queue q */
+	unsigned int returns;		/* a bucket back on a queue it left */
+	unsigned int steps, rebalances;
+	u64 rng;
+};
+
+static u32 sim_rand(struct sim *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return (u32)(s->rng >> 16);
+}
+
+static void sim_init(struct sim *s, unsigned int width)
+{
+	unsigned int b;
+
+	memset(s, 0, sizeof(*s));
+	s->width = width;
+	s->threshold = VRSS_THRESHOLD_DEFAULT;
+	s->hysteresis = VRSS_HYSTERESIS_DEFAULT;
+	s->rng = 0x9e3779b97f4a7c15ull;
+	vrss_indir_fill_default(s->eff, width);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		s->seen[b] = 1ull << s->eff[b];
+	vrss_rebal_reset(&s->r);
+}
+
+/* The raw busy and receive load of queue @q's CPU under the model. */
+static struct vrss_load sim_raw(const struct sim *s, unsigned int q)
+{
+	struct vrss_load l = { 0, 0 };
+	unsigned int b;
+	u32 net = 0;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (s->eff[b] == q)
+			net += s->demand[b];
+	l.busy = net + s->bg[q];
+	if (l.busy > VRSS_PERCENT_MAX)
+		l.busy = VRSS_PERCENT_MAX;
+	l.net = net < l.busy ? net : l.busy;
+	return l;
+}
+
+static u32 sim_busiest(const struct sim *s)
+{
+	u32 max = 0, busy;
+	unsigned int q;
+
+	for (q = 0; q < s->width; q++) {
+		busy = sim_raw(s, q).busy;
+		if (busy > max)
+			max = busy;
+	}
+	return max;
+}
+
+/* One interval: sample, smooth, rebalance, apply. */
+static unsigned int sim_step(struct sim *s, struct vrss_rebal_result *res)
+{
+	u32 weight[VRSS_INDIR_SIZE], before[VRSS_INDIR_SIZE];
+	struct vrss_rebal_result dummy;
+	unsigned int b, q, moved, changed = 0;
+
+	if (!res)
+		res = &dummy;
+	for (q = 0; q < s->width; q++) {
+		struct vrss_load raw = sim_raw(s, q);
+
+		s->load[q].busy = vrss_policy_smooth(s->load[q].busy, raw.busy);
+		s->load[q].net = vrss_policy_smooth(s->load[q].net, raw.net);
+	}
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = s->demand[b] * 10 + s->light[b];
+	memcpy(before, s->eff, sizeof(before));
+	moved = vrss_rebal_step(&s->r, s->eff, weight, s->load, s->width,
+				s->threshold, s->hysteresis, res);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		if (s->eff[b] == before[b])
+			continue;
+		/* Only from the busiest to the least busy, never elsewhere. */
+		assert_int_equal(before[b], res->from);
+		assert_int_equal(s->eff[b], res->to);
+		assert_true(s->eff[b] < s->width);
+		if (s->seen[b] & (1ull << s->eff[b]))
+			s->returns++;
+		s->seen[b] |= 1ull << s->eff[b];
+		s->moves[b]++;
+		changed++;
+	}
+	assert_int_equal(moved, changed);
+	assert_int_equal(res->moved, moved);
+	s->steps++;
+	s->rebalances += !!moved;
+	return moved;
+}
+
+static void sim_run(struct sim *s, unsigned int n)
+{
+	while (n--)
+		sim_step(s, NULL);
+}
+
+/*
+ * Two heavy flows whose buckets meet in queue 1 of 4, light flows
+ * everywhere: the heavy ones end on different CPUs, the light ones stay.
+ */
+static void test_colliding_heavy_flows_split(void **state)
+{
+	struct sim s;
+	u32 start[VRSS_INDIR_SIZE];
+	unsigned int b;
+
+	(void)state;
+	sim_init(&s, 4);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		s.light[b] = 1;
+	s.demand[1] = 45;		/* queue 1 */
+	s.demand[5] = 45;		/* queue 1 */
+	memcpy(start, s.eff, sizeof(start));
+	sim_run(&s, 10);
+	assert_int_not_equal(s.eff[1], s.eff[5]);
+	assert_true(sim_busiest(&s) <= 45);
+	/* One move did it, and no other bucket went anywhere. */
+	assert_int_equal(s.rebalances, 1);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (b != 1 && b != 5)
+			assert_int_equal(s.eff[b], start[b]);
+	assert_int_equal(s.eff[1] == start[1] || s.eff[5] == start[5], 1);
+	sim_run(&s, 200);
+	assert_int_equal(s.rebalances, 1);
+}
+
+/*
+ * Three heavy flows saturating one queue, idle queues and light flows: two
+ * of them move, to different queues, and the light ones (under 1 %) stay.
+ */
+static void test_three_heavy_over_three_queues(void **state)
+{
+	struct sim s;
+	u32 start[VRSS_INDIR_SIZE];
+	unsigned int b;
+
+	(void)state;
+	sim_init(&s, 4);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		s.light[b] = 2;
+	s.demand[2] = 45;		/* queue 2, saturated */
+	s.demand[6] = 45;
+	s.demand[10] = 45;
+	memcpy(start, s.eff, sizeof(start));
+	sim_run(&s, 20);
+	assert_int_not_equal(s.eff[2], s.eff[6]);
+	assert_int_not_equal(s.eff[2], s.eff[10]);
+	assert_int_not_equal(s.eff[6], s.eff[10]);
+	assert_int_equal(s.rebalances, 2);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (b != 2 && b != 6 && b != 10)
+			assert_int_equal(s.eff[b], start[b]);
+	sim_run(&s, 200);
+	assert_int_equal(s.rebalances, 2);
+	assert_int_equal(s.returns, 0);
+}
+
+/* Light flows (each under 1 % of a CPU) never move, however busy. */
+static void test_light_flows_stay(void **state)
+{
+	struct sim s;
+	u32 start[VRSS_INDIR_SIZE];
+
+	(void)state;
+	sim_init(&s, 2);
+	s.bg[1] = 95;			/* an application on queue 1's CPU */
+	s.light[1] = 5;
+	s.light[3] = 5;
+	memcpy(start, s.eff, sizeof(start));
+	sim_run(&s, 50);
+	/* No receive work on the busy CPU: nothing to move. */
+	assert_memory_equal(s.eff, start, sizeof(start));
+	assert_int_equal(s.rebalances, 0);
+}
+
+/* One elephant bigger than a vCPU, alone on its queue: it stays. */
+static void test_elephant_alone_stays(void **state)
+{
+	struct sim s;
+	u32 start[VRSS_INDIR_SIZE];
+
+	(void)state;
+	sim_init(&s, 2);
+	s.demand[1] = 150;		/* more than one CPU can do */
+	memcpy(start, s.eff, sizeof(start));
+	sim_run(&s, 300);
+	assert_memory_equal(s.eff, start, sizeof(start));
+	assert_int_equal(s.rebalances, 0);
+}
+
+/*
+ * An elephant with smaller flows beside it: the small ones leave, the
+ * elephant stays, and nothing ping-pongs at steady load.
+ */
+static void test_elephant_neighbours_leave(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, 2);
+	s.demand[1] = 80;		/* the elephant, queue 1 */
+	s.demand[3] = 10;
+	s.demand[5] = 10;
+	s.demand[0] = 5;		/* queue 0 */
+	sim_run(&s, 300);
+	assert_int_equal(s.eff[1], 1);
+	assert_int_equal(s.eff[3], 0);
+	assert_int_equal(s.eff[5], 0);
+	assert_int_equal(s.moves[1], 0);
+	assert_int_equal(s.moves[3], 1);
+	assert_int_equal(s.moves[5], 1);
+	assert_int_equal(s.returns, 0);
+}
+
+/* Equal buckets and equal queues: the lowest bucket to the lowest queue. */
+static void test_ties(void **state)
+{
+	struct vrss_rebal_result res;
+	struct sim s;
+	unsigned int i;
+
+	(void)state;
+	sim_init(&s, 4);
+	s.demand[1] = 30;		/* queue 1 */
+	s.demand[5] = 30;
+	s.demand[9] = 30;
+	s.demand[13] = 30;
+	/* Smoothed loads at steady state: no lag to reason about. */
+	for (i = 0; i < 16 && !sim_step(&s, &res); i++)
+		;
+	assert_int_equal(res.from, 1);
+	assert_int_equal(res.to, 0);	/* queues 0, 2 and 3 are all idle */
+	/*
+	 * Saturated: each seems to cost 25 %, half the gap is 50: the two
+	 * lowest of the equal buckets move.
+	 */
+	assert_int_equal(res.moved, 2);
+	assert_int_equal(s.eff[1], 0);
+	assert_int_equal(s.eff[5], 0);
+	assert_int_equal(s.eff[9], 1);
+	assert_int_equal(s.eff[13], 1);
+	sim_run(&s, 300);
+	assert_int_equal(s.returns, 0);
+	/* 60 % each is under the threshold: that is where it stays. */
+	assert_int_equal(sim_busiest(&s), 60);
+	assert_int_equal(s.rebalances, 1);
+}
+
+/* The gates: width, threshold, the least busy CPU, settle and hold. */
+static void test_gates(void **state)
+{
+	u32 weight[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE], start[VRSS_INDIR_SIZE];
+	struct vrss_load load[MAXQ];
+	struct vrss_rebal_result res;
+	struct vrss_rebal r;
+	unsigned int b;
+
+	(void)state;
+	vrss_rebal_reset(&r);
+	vrss_indir_fill_default(eff, 2);
+	memcpy(start, eff, sizeof(eff));
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = eff[b] == 1 ? 100 : 0;
+	load[0] = (struct vrss_load){ 10 << VRSS_LOAD_SHIFT, 10 << VRSS_LOAD_SHIFT };
+	load[1] = (struct vrss_load){ 100 << VRSS_LOAD_SHIFT, 100 << VRSS_LOAD_SHIFT };
+
+	/* SINGLE, a threshold at or under the hysteresis, and 100: never. */
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 1, 80, 20, &res), 0);
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 20, 20, &res), 0);
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 0, 20, &res), 0);
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 100, 0, &res), 0);
+	/* Busiest at the threshold, not above it. */
+	load[1].busy = 80 << VRSS_LOAD_SHIFT;
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
+	/* The other at threshold - hysteresis, not below it. */
+	load[1].busy = 100 << VRSS_LOAD_SHIFT;
+	load[0].busy = 60 << VRSS_LOAD_SHIFT;
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
+	assert_memory_equal(eff, start, sizeof(eff));
+
+	/* Both gates open: half of the gap's worth moves (45 % of 90). */
+	load[0].busy = 10 << VRSS_LOAD_SHIFT;
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 28);
+	assert_int_equal(res.from, 1);
+	assert_int_equal(res.to, 0);
+	assert_true(res.load <= 45 << VRSS_LOAD_SHIFT);
+	assert_true(res.load > 43 << VRSS_LOAD_SHIFT);
+	/* Settling: the next two intervals move nothing. */
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
+	/* Then the buckets still on 1 may; those that moved are held. */
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = 100;
+	assert_true(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res) > 0);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (start[b] == 0)
+			assert_int_equal(eff[b], 0);
+
+	/* Reset forgets holds and settling. */
+	vrss_rebal_reset(&r);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		assert_int_equal(r.hold[b], 0);
+	assert_int_equal(r.settle, 0);
+}
+
+/*
+ * Random steady loads over many seeds: the busiest CPU never gets busier
+ * by a rebalance, no bucket comes back to a queue it left, and the moves
+ * stop.
+ */
+static void test_random_steady_loads_settle(void **state)
+{
+	unsigned int seed, b, i;
+	struct sim s;
+
+	(void)state;
+	for (seed = 1; seed <= 200; seed++) {
+		sim_init(&s, 2 + seed % (MAXQ - 1));
+		s.rng ^= seed * 0x2545f4914f6cdd1dull;
+		for (i = 0; i < 8; i++)
+			s.demand[sim_rand(&s) % VRSS_INDIR_SIZE] = sim_rand(&s) % 70;
+		for (b = 0; b < VRSS_INDIR_SIZE; b++)
+			if (sim_rand(&s) % 4 == 0)
+				s.demand[b] += sim_rand(&s) % 3;
+		for (i = 0; i < s.width; i++)
+			s.bg[i] = sim_rand(&s) % 4 == 0 ? sim_rand(&s) % 40 : 0;
+		sim_run(&s, 30);	/* the smoothed loads catch up */
+		for (i = 0; i < 400; i++) {
+			u32 before = sim_busiest(&s);
+
+			if (sim_step(&s, NULL))
+				assert_true(sim_busiest(&s) <= before);
+		}
+		assert_int_equal(s.returns, 0);
+		/* Quiet at the end: the last 100 intervals moved nothing. */
+		i = s.rebalances;
+		sim_run(&s, 100);
+		assert_int_equal(s.rebalances, i);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_colliding_heavy_flows_split),
+		cmocka_unit_test(test_three_heavy_over_three_queues),
+		cmocka_unit_test(test_light_flows_stay),
+		cmocka_unit_test(test_elephant_alone_stays),
+		cmocka_unit_test(test_elephant_neighbours_leave),
+		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_gates),
+		cmocka_unit_test(test_random_steady_loads_settle),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
