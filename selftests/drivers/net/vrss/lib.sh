@@ -185,6 +185,12 @@ vrss_stat() {
 	return 1
 }
 
+# vrss_sys_stat DEV NAME: a counter of /sys/class/net/DEV/statistics.
+vrss_sys_stat() {
+	local v
+	read -r v < "/sys/class/net/$1/statistics/$2" && echo "$v"
+}
+
 # vrss_stat_sum DEV SUFFIX: the sum of the rx_queue_<i>_SUFFIX counters.
 vrss_stat_sum() {
 	local k v n=0

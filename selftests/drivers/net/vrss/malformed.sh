@@ -56,9 +56,6 @@ snmp() {
 	esac
 }
 
-sys_stat() {
-	cat "/sys/class/net/$1/statistics/$2"
-}
 
 # delivered: frames vrss0's queues handed to the stack, per queue.
 delivered() {
@@ -71,14 +68,14 @@ delivered() {
 # a counter of its own, e.g. a VLAN no device takes).
 check() {
 	local name=$1 nohash=$2 counter=$3 l0 q0 h0 c0 l q h c= sum desc ok=0 r
-	l0=$(sys_stat veth0 rx_packets)
+	l0=$(vrss_sys_stat veth0 rx_packets)
 	q0=$(delivered)
 	h0=$(vrss_stat vrss0 rx_nohash)
 	r=$(vrss_rx_packets)
 	[ "$counter" = - ] || c0=$(snmp "$counter")
 	peer "$VRSS_TRAFFIC" frame veth1 "$frames/$name" $N
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + N))
-	l=$(($(sys_stat veth0 rx_packets) - l0))
+	l=$(($(vrss_sys_stat veth0 rx_packets) - l0))
 	q=$(vrss_queue_delta "$q0" "$(delivered)")
 	h=$(($(vrss_stat vrss0 rx_nohash) - h0))
 	sum=$(echo $q | tr ' ' '+')
@@ -169,13 +166,13 @@ ktap_check "with a packet socket on the lower (frames shared): every frame clone
 jumbo_over_lower() {
 	local l0 q0 d0 l q d
 	ip link set veth0 mtu 1500 || return 1
-	l0=$(sys_stat veth0 rx_packets)
+	l0=$(vrss_sys_stat veth0 rx_packets)
 	q0=$(delivered)
 	d0=$(peer cat /sys/class/net/veth1/statistics/tx_dropped)
 	peer "$VRSS_TRAFFIC" frame veth1 "$frames/jumbo" $N
 	# veth drops them as it sends: nothing to wait for but the counter.
 	sleep 0.2
-	l=$(($(sys_stat veth0 rx_packets) - l0))
+	l=$(($(vrss_sys_stat veth0 rx_packets) - l0))
 	q=$(vrss_queue_delta "$q0" "$(delivered)")
 	d=$(($(peer cat /sys/class/net/veth1/statistics/tx_dropped) - d0))
 	echo "# jumbo over the lower's MTU: lower $l, vrss0 per queue $q, peer tx_dropped +$d"

@@ -9,6 +9,11 @@ DPORT+f.
       Joins the IPv4 multicast GROUP on the interface of address IFADDR
       and counts what arrives on port 7000 until COUNT arrived or nothing
       came for 2 s (10 s before the first); prints "received R".
+  vrss_udp.py mcloop GROUP DEV COUNT
+      Joins GROUP on DEV and sends COUNT datagrams to it out of DEV with
+      IP_MULTICAST_LOOP, so that the stack loops a copy of each back on DEV
+      (PACKET_LOOPBACK); prints "looped L of COUNT on DEV" for the copies
+      the member socket got with DEV as their incoming interface.
   vrss_udp.py malformed IFACE DSTMAC DIR | malformed list
       Writes each named malformed frame (runts, bad IPv4 header lengths,
       truncated IPv6 extension headers, fragments, VLAN and QinQ tags,
@@ -40,6 +45,7 @@ import sys
 import time
 
 SPORT, DPORT = 20000, 7000
+IP_PKTINFO = 8  # <linux/in.h>; Python's socket module lacks it
 TRAFFIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vrss_traffic")
 
 
@@ -60,6 +66,33 @@ def mrecv(group, ifaddr, count):
         received += 1
         s.settimeout(2)
     print(f"received {received}")
+
+
+def mcloop(group, dev, count):
+    idx = socket.if_nametoindex(dev)
+    mreqn = socket.inet_aton(group) + socket.inet_aton("0.0.0.0") + struct.pack("@i", idx)
+    r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    r.bind((group, DPORT))
+    r.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreqn)
+    r.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, mreqn)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+    for _ in range(count):
+        s.sendto(b"loop", (group, DPORT))
+    r.settimeout(2)
+    looped = 0
+    while True:
+        try:
+            _, anc, _, _ = r.recvmsg(64, socket.CMSG_SPACE(12))
+        except socket.timeout:
+            break
+        for level, kind, data in anc:
+            if level == socket.IPPROTO_IP and kind == IP_PKTINFO:
+                looped += struct.unpack("@i", data[:4])[0] == idx
+        r.settimeout(0.5)
+    print(f"looped {looped} of {count} on {dev}")
 
 
 def csum(data):
@@ -271,6 +304,8 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "mrecv":
         mrecv(args[0], args[1], int(args[2]))
+    elif cmd == "mcloop":
+        mcloop(args[0], args[1], int(args[2]))
     elif cmd == "malformed":
         if args[0] == "list":
             print(" ".join(MALFORMED))
