@@ -15,7 +15,8 @@
  *    and the least busy one is below threshold - hysteresis;
  *  - the busiest queue's receive work (its CPU's softirq time) is shared
  *    among its buckets by their packets, which estimates what each bucket
- *    costs there;
+ *    costs there; a busiest queue with nothing to move (its CPU busy with
+ *    an application) gives way to the next busiest above the threshold;
  *  - buckets move, heaviest first, while what has moved stays within half
  *    the gap between the two CPUs: the two end no further apart than they
  *    started and the busiest only gets less busy.  A bucket heavier than
@@ -65,48 +66,18 @@ static inline void vrss_rebal_reset(struct vrss_rebal *r)
 }
 
 /*
- * One interval.  @eff is the table in effect over queues 0..@width-1 and is
- * changed in place; @weight[b] is bucket b's packets over the interval;
- * @load[q] is queue q's smoothed load, in fixed point percent as
- * struct vrss_policy keeps it.  The buckets that move are the entries of
- * @eff that changed.  Returns the number of them.
+ * Move buckets of queue @from to @to, heaviest first, while what moved
+ * stays within half the gap between the two; the number moved.
  */
-static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
+static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
 					   const u32 *weight,
 					   const struct vrss_load *load,
-					   unsigned int width,
-					   unsigned int threshold,
-					   unsigned int hysteresis,
-					   struct vrss_rebal_result *res)
+					   unsigned int from, unsigned int to,
+					   u32 *moved_load)
 {
-	u32 high = threshold << VRSS_LOAD_SHIFT, low, room, net, cost;
-	unsigned int b, q, from = 0, to = 0, best;
+	u32 net, room, cost, best_cost;
+	unsigned int b, best, moved = 0;
 	u64 total = 0;
-
-	res->moved = 0;
-	res->load = 0;
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		if (r->hold[b])
-			r->hold[b]--;
-	if (r->settle) {
-		r->settle--;
-		return 0;
-	}
-	if (width < 2 || threshold <= hysteresis || threshold >= VRSS_PERCENT_MAX)
-		return 0;
-	low = (threshold - hysteresis) << VRSS_LOAD_SHIFT;
-
-	/* The busiest and the least busy queue; ties go to the lowest. */
-	for (q = 1; q < width; q++) {
-		if (load[q].busy > load[from].busy)
-			from = q;
-		if (load[q].busy < load[to].busy)
-			to = q;
-	}
-	res->from = from;
-	res->to = to;
-	if (load[from].busy <= high || load[to].busy >= low)
-		return 0;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		if (eff[b] == from)
@@ -122,23 +93,100 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 		 * @to now); ties go to the lowest.
 		 */
 		best = VRSS_INDIR_SIZE;
+		best_cost = 0;
 		for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 			if (eff[b] != from || r->hold[b] || !weight[b])
 				continue;
 			cost = (u32)(((u64)net * weight[b]) / total);
 			if (cost < VRSS_REBAL_MIN || cost > room)
 				continue;
-			if (best == VRSS_INDIR_SIZE || weight[b] > weight[best])
+			if (best == VRSS_INDIR_SIZE || weight[b] > weight[best]) {
 				best = b;
+				best_cost = cost;
+			}
 		}
 		if (best == VRSS_INDIR_SIZE)
 			break;
-		cost = (u32)(((u64)net * weight[best]) / total);
 		eff[best] = to;
 		r->hold[best] = VRSS_REBAL_HOLD;
-		room -= cost;
-		res->load += cost;
-		res->moved++;
+		room -= best_cost;
+		*moved_load += best_cost;
+		moved++;
+	}
+	return moved;
+}
+
+/*
+ * One interval.  @eff is the table in effect over queues 0..@width-1 and is
+ * changed in place; @weight[b] is bucket b's packets over the interval;
+ * @load[q] is queue q's smoothed load, in fixed point percent as
+ * struct vrss_policy keeps it, its net part the receive work of the
+ * queue's own buckets.  Buckets move from the busiest queue above the
+ * threshold that has some to move (the busiest may be busy with work
+ * that is not its buckets': an application, or the lower's own receive
+ * work on a primary CPU) to the least busy one, if that is below
+ * threshold - hysteresis.  The buckets that move are the entries of @eff
+ * that changed; returns the number of them.
+ */
+static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
+					   const u32 *weight,
+					   const struct vrss_load *load,
+					   unsigned int width,
+					   unsigned int threshold,
+					   unsigned int hysteresis,
+					   struct vrss_rebal_result *res)
+{
+	u32 high = threshold << VRSS_LOAD_SHIFT, low, ceil = 0;
+	unsigned int b, q, from, to = 0, tried, last = 0;
+
+	res->moved = 0;
+	res->load = 0;
+	res->from = 0;
+	res->to = 0;
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (r->hold[b])
+			r->hold[b]--;
+	if (r->settle) {
+		r->settle--;
+		return 0;
+	}
+	if (width < 2 || threshold <= hysteresis || threshold >= VRSS_PERCENT_MAX)
+		return 0;
+	low = (threshold - hysteresis) << VRSS_LOAD_SHIFT;
+
+	/* The least busy queue; ties go to the lowest. */
+	for (q = 1; q < width; q++)
+		if (load[q].busy < load[to].busy)
+			to = q;
+	if (load[to].busy >= low)
+		return 0;
+	res->to = to;
+
+	/*
+	 * Queues above the threshold in turn, busiest first, ties lowest
+	 * first: each round takes the next one after (@ceil, @last) in that
+	 * order, until one has buckets to move.
+	 */
+	for (tried = 0; tried < width; tried++) {
+		from = width;
+		for (q = 0; q < width; q++) {
+			if (load[q].busy <= high)
+				continue;
+			if (tried && !(load[q].busy < ceil ||
+				       (load[q].busy == ceil && q > last)))
+				continue;
+			if (from == width || load[q].busy > load[from].busy)
+				from = q;
+		}
+		if (from == width)
+			break;
+		ceil = load[from].busy;
+		last = from;
+		res->from = from;
+		res->moved = vrss_rebal_move(r, eff, weight, load, from, to,
+					     &res->load);
+		if (res->moved)
+			break;
 	}
 	if (res->moved)
 		r->settle = VRSS_REBAL_SETTLE;

@@ -211,6 +211,32 @@ static void test_light_flows_stay(void **state)
 	assert_int_equal(s.rebalances, 0);
 }
 
+/*
+ * The busiest CPU is busy with an application, not with its buckets: the
+ * next busiest above the threshold gives its heavy flow away instead.
+ */
+static void test_busy_application_gives_way(void **state)
+{
+	struct vrss_rebal_result res;
+	struct sim s;
+	unsigned int i;
+
+	(void)state;
+	sim_init(&s, 3);
+	s.bg[0] = 100;			/* queue 0's CPU: an application */
+	s.light[0] = 1;
+	s.demand[1] = 50;		/* queue 1: two heavy flows */
+	s.demand[4] = 40;
+	for (i = 0; i < 16 && !sim_step(&s, &res); i++)
+		;
+	assert_int_equal(res.from, 1);
+	assert_int_equal(res.to, 2);
+	assert_int_equal(res.moved, 1);
+	assert_int_equal(s.eff[4], 2);	/* 50 is over half the gap, 40 is not */
+	assert_int_equal(s.eff[1], 1);
+	assert_int_equal(s.eff[0], 0);
+}
+
 /* One elephant bigger than a vCPU, alone on its queue: it stays. */
 static void test_elephant_alone_stays(void **state)
 {
@@ -383,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_colliding_heavy_flows_split),
 		cmocka_unit_test(test_three_heavy_over_three_queues),
 		cmocka_unit_test(test_light_flows_stay),
+		cmocka_unit_test(test_busy_application_gives_way),
 		cmocka_unit_test(test_elephant_alone_stays),
 		cmocka_unit_test(test_elephant_neighbours_leave),
 		cmocka_unit_test(test_ties),
