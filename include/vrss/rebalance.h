@@ -40,7 +40,7 @@
 
 #define VRSS_REBAL_HOLD		10	/* intervals a moved bucket stays */
 #define VRSS_REBAL_SETTLE	2	/* intervals between two rebalances */
-#define VRSS_REBAL_MIN		(1u << VRSS_LOAD_SHIFT)	/* 1 % of a CPU */
+#define VRSS_REBAL_MIN_PERCENT	1	/* a bucket worth moving */
 
 struct vrss_rebal {
 	u8 hold[VRSS_INDIR_SIZE];	/* intervals before it may move again */
@@ -98,7 +98,7 @@ static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
 			if (eff[b] != from || r->hold[b] || !weight[b])
 				continue;
 			cost = (u32)(((u64)net * weight[b]) / total);
-			if (cost < VRSS_REBAL_MIN || cost > room)
+			if (cost < VRSS_REBAL_MIN_PERCENT << VRSS_LOAD_SHIFT || cost > room)
 				continue;
 			if (best == VRSS_INDIR_SIZE || weight[b] > weight[best]) {
 				best = b;

@@ -79,6 +79,7 @@ static int vrss_set_channels(struct net_device *dev,
 	if (netif_running(dev))
 		vrss_queues_link_napi(vd, true);
 	vrss_rss_channels_changed(vd);
+	vrss_load_reconfig(vd);
 	return 0;
 }
 
@@ -111,6 +112,7 @@ int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
 		  u8 hfunc, struct netlink_ext_ack *extack)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
+	int err;
 
 	if (hfunc != ETH_RSS_HASH_NO_CHANGE && hfunc != ETH_RSS_HASH_TOP) {
 		NL_SET_ERR_MSG(extack, "vrss hashes with Toeplitz only");
@@ -122,7 +124,10 @@ int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
 	}
 	if (!indir && !key)
 		return 0;
-	return vrss_rss_update(vd, indir, key);
+	err = vrss_rss_update(vd, indir, key);
+	if (!err)
+		vrss_load_reconfig(vd);
+	return err;
 }
 
 static int vrss_flow_of(u32 flow_type)
@@ -243,7 +248,7 @@ static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
 
 static const char vrss_dev_stat_names[][ETH_GSTRING_LEN] = {
 	"rx_nohash", "rx_dropped_down", "rx_held_for_order", "bucket_moves",
-	"spread_events", "contract_events",
+	"spread_events", "contract_events", "rebalance_events", "rebalance_buckets",
 };
 
 #define VRSS_QUEUE_STATS	ARRAY_SIZE(vrss_queue_stat_names)
@@ -291,6 +296,8 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	data[3] = atomic64_read(&vd->bucket_moves);
 	data[4] = atomic64_read(&vd->spread_events);
 	data[5] = atomic64_read(&vd->contract_events);
+	data[6] = atomic64_read(&vd->rebalance_events);
+	data[7] = atomic64_read(&vd->rebalance_buckets);
 }
 
 const struct ethtool_ops vrss_ethtool_ops = {

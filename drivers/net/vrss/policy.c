@@ -44,6 +44,7 @@ static struct vrss_param vrss_params[VRSS_KNOBS] = {
 		VRSS_HYSTERESIS_DEFAULT, 0, VRSS_PERCENT_MAX },
 	[VRSS_KNOB_INTERVAL_MS] = {
 		VRSS_INTERVAL_MS_DEFAULT, VRSS_INTERVAL_MS_MIN, VRSS_INTERVAL_MS_MAX },
+	[VRSS_KNOB_REBALANCE] = { 1, 0, 1 },
 };
 
 static bool vrss_param_valid(const struct vrss_param *p, unsigned int val)
@@ -86,6 +87,10 @@ module_param_cb(interval_ms, &vrss_param_ops,
 		&vrss_params[VRSS_KNOB_INTERVAL_MS], 0644);
 MODULE_PARM_DESC(interval_ms,
 		 "Load sampling interval in milliseconds: 10-10000 (default 100)");
+module_param_cb(rebalance, &vrss_param_ops,
+		&vrss_params[VRSS_KNOB_REBALANCE], 0644);
+MODULE_PARM_DESC(rebalance,
+		 "Move buckets from a busy queue to an idle one by measured load while spread: 0 or 1 (default 1)");
 
 /*
  * Idle plus iowait, and softirq time of @cpu in microseconds, as
@@ -180,6 +185,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	}
 	if (!cpumask_empty(vd->primary))
 		vrss_queues_place(vd, vd->primary);
+	vrss_rx_bucket_sample(vd, vd->bucket_load);
 	/* Spread queues: their CPU's sample, just taken (offline: idle). */
 	for (i = 1; i < vd->policy->nr; i++) {
 		cpu = READ_ONCE(vd->queues[i].cpu);
@@ -203,11 +209,54 @@ static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
 		p->width = old;
 		return;
 	}
+	/* The user's table at the new width: rebalancing starts over. */
+	vrss_rebal_reset(&vd->rebal);
 	for (i = 0; i < old && i < p->nr; i++)
 		sum += vrss_policy_load(p, i);
 	trace_vrss_width_change(vd->dev, old, width, vrss_policy_load(p, 0),
 				old ? sum / old : 0);
 	atomic64_inc(width > old ? &vd->spread_events : &vd->contract_events);
+}
+
+/*
+ * Under steer_lock, spread at a width that did not change: move buckets
+ * from a busy queue to an idle one (include/vrss/rebalance.h).  The
+ * primary CPU's softirq time is the receive work of every frame the lower
+ * delivers there, of which only the primary's own buckets' share would
+ * move with them: that share is what the rebalancer is told.
+ */
+static void vrss_load_rebalance(struct vrss_dev *vd)
+{
+	const struct vrss_bucket_load *bl = vd->bucket_load;
+	struct vrss_load *load = vd->rebal_load;
+	struct vrss_policy *p = vd->policy;
+	struct vrss_rebal_result res;
+	unsigned int width, b, moved;
+	u64 all = 0, own = 0;
+
+	width = vrss_rss_get_steer(vd, vd->rebal_table);
+	if (width < 2 || width > p->nr)
+		return;
+	memcpy(load, p->load, width * sizeof(*load));
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		all += bl->packets[b];
+		if (!vd->rebal_table[b])
+			own += bl->packets[b];
+	}
+	load[0].net = all ? div64_u64((u64)load[0].net * own, all) : 0;
+
+	moved = vrss_rebal_step(&vd->rebal, vd->rebal_table, bl->packets, load,
+				width, vd->knobs[VRSS_KNOB_THRESHOLD],
+				vd->knobs[VRSS_KNOB_HYSTERESIS], &res);
+	/* No memory for the table: nothing moved, the next interval may. */
+	if (!moved || vrss_rss_set_steer(vd, vd->rebal_table))
+		return;
+	atomic64_inc(&vd->rebalance_events);
+	atomic64_add(moved, &vd->rebalance_buckets);
+	trace_vrss_rebalance(vd->dev, res.from, res.to, moved,
+			     vrss_policy_round(load[res.from].busy),
+			     vrss_policy_round(load[res.to].busy),
+			     vrss_policy_round(res.load));
 }
 
 /*
@@ -244,21 +293,38 @@ static void vrss_load_work(struct work_struct *work)
 	trace_vrss_load_sample(vd->dev, width, vd->primary_cpu,
 			       vd->load_raw[0].busy, vd->load_raw[0].net,
 			       vrss_policy_load(p, 0));
-	vrss_load_apply(vd, width);
+	if (width == vd->width && width > 1 && vd->knobs[VRSS_KNOB_REBALANCE])
+		vrss_load_rebalance(vd);
+	else
+		vrss_load_apply(vd, width);
 	vrss_load_queue(vd);
 out:
 	mutex_unlock(&vd->steer_lock);
 }
 
-/* Under steer_lock: knobs or tables changed; 0 and 100 take effect now. */
-void vrss_load_reconfig(struct vrss_dev *vd)
+/*
+ * Under steer_lock: knobs or tables changed; 0 and 100 take effect now.
+ * A table rebuilt (the user's changed, or rebalancing turned off) is the
+ * user's table at the width: rebalancing starts over.
+ */
+static void __vrss_load_reconfig(struct vrss_dev *vd, bool rebuilt)
 {
 	lockdep_assert_held(&vd->steer_lock);
+	if (rebuilt)
+		vrss_rebal_reset(&vd->rebal);
 	if (!vd->load_running)
 		return;
 	vrss_load_apply(vd, vrss_policy_config(vd->policy,
 					       vd->knobs[VRSS_KNOB_THRESHOLD],
 					       vrss_rss_max_width(vd)));
+}
+
+/* Under RTNL: the user's table, key or queue count changed (rss.c). */
+void vrss_load_reconfig(struct vrss_dev *vd)
+{
+	mutex_lock(&vd->steer_lock);
+	__vrss_load_reconfig(vd, true);
+	mutex_unlock(&vd->steer_lock);
 }
 
 /* Under RTNL: rxhash on with the device up.  Starts from SINGLE. */
@@ -275,6 +341,7 @@ void vrss_load_start(struct vrss_dev *vd)
 			vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
 		}
 		vrss_load_sample_all(vd);
+		vrss_rebal_reset(&vd->rebal);
 		vrss_load_apply(vd, vrss_policy_reset(vd->policy,
 						      vd->knobs[VRSS_KNOB_THRESHOLD],
 						      vrss_rss_max_width(vd)));
@@ -296,6 +363,8 @@ void vrss_load_stop(struct vrss_dev *vd)
 int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 		       unsigned int val)
 {
+	bool rebuilt = false;
+
 	if (!vrss_param_valid(&vrss_params[knob], val))
 		return -EINVAL;
 
@@ -304,7 +373,10 @@ int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running &&
 	    cancel_delayed_work(&vd->load_work))
 		vrss_load_queue(vd);
-	vrss_load_reconfig(vd);
+	/* Rebalancing off: back to the user's table (in order, as any move). */
+	if (knob == VRSS_KNOB_REBALANCE && !val)
+		rebuilt = !vrss_rss_set_width(vd, vd->width);
+	__vrss_load_reconfig(vd, rebuilt);
 	mutex_unlock(&vd->steer_lock);
 	return 0;
 }
@@ -316,7 +388,10 @@ int vrss_load_init(struct vrss_dev *vd)
 	vd->policy = kzalloc(struct_size(vd->policy, load, nr), GFP_KERNEL);
 	vd->load_raw = kcalloc(nr, sizeof(*vd->load_raw), GFP_KERNEL);
 	vd->samples = kcalloc(nr_cpu_ids, sizeof(*vd->samples), GFP_KERNEL);
-	if (!vd->policy || !vd->load_raw || !vd->samples ||
+	vd->bucket_load = kzalloc(sizeof(*vd->bucket_load), GFP_KERNEL);
+	vd->rebal_load = kcalloc(nr, sizeof(*vd->rebal_load), GFP_KERNEL);
+	if (!vd->policy || !vd->load_raw || !vd->samples || !vd->bucket_load ||
+	    !vd->rebal_load ||
 	    !zalloc_cpumask_var(&vd->primary, GFP_KERNEL)) {
 		vrss_load_free(vd);
 		return -ENOMEM;
@@ -334,6 +409,10 @@ int vrss_load_init(struct vrss_dev *vd)
 void vrss_load_free(struct vrss_dev *vd)
 {
 	free_cpumask_var(vd->primary);
+	kfree(vd->rebal_load);
+	vd->rebal_load = NULL;
+	kfree(vd->bucket_load);
+	vd->bucket_load = NULL;
 	kfree(vd->samples);
 	vd->samples = NULL;
 	kfree(vd->load_raw);

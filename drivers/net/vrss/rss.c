@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RSS: the Toeplitz hash of a frame's addresses (and ports), the key and the
- * indirection table that turn it into a queue.
+ * indirection table that turn it into a queue.  The load policy (policy.c)
+ * calls down into this file to change the width or move buckets; what
+ * changes the user's table (ethtool.c) tells the policy afterwards.
  *
  * Key and table live in one RCU-protected block with the hash's lookup
  * table, replaced whole, so the per-packet path reads a consistent set
@@ -115,7 +117,6 @@ int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
 		goto out;
 	}
 	kvfree_rcu(old, rcu);
-	vrss_load_reconfig(vd);
 out:
 	mutex_unlock(&vd->steer_lock);
 	return err;
@@ -130,7 +131,6 @@ void vrss_rss_channels_changed(struct vrss_dev *vd)
 		/* Same table, maybe fewer queues to spread over. */
 		mutex_lock(&vd->steer_lock);
 		vrss_rss_rebuild(vd);
-		vrss_load_reconfig(vd);
 		mutex_unlock(&vd->steer_lock);
 		return;
 	}
@@ -170,6 +170,37 @@ int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width)
 	if (err)
 		vd->width = old;
 	return err;
+}
+
+/* Under steer_lock: a copy of the table in effect; returns its width. */
+unsigned int vrss_rss_get_steer(struct vrss_dev *vd, u32 *queue)
+{
+	const struct vrss_steer *steer;
+
+	steer = rcu_dereference_protected(vd->steer,
+					  lockdep_is_held(&vd->steer_lock));
+	memcpy(queue, steer->queue, sizeof(steer->queue));
+	return steer->width;
+}
+
+/*
+ * Under steer_lock: buckets rebalanced, @queue the new table in effect at
+ * the same width (rx.c moves the buckets in order).  The next width or
+ * table change starts again from the user's table.
+ */
+int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue)
+{
+	struct vrss_steer *steer, *old;
+
+	old = rcu_dereference_protected(vd->steer,
+					lockdep_is_held(&vd->steer_lock));
+	steer = kmemdup(old, sizeof(*old), GFP_KERNEL);
+	if (!steer)
+		return -ENOMEM;
+	memcpy(steer->queue, queue, sizeof(steer->queue));
+	rcu_assign_pointer(vd->steer, steer);
+	kfree_rcu(old, rcu);
+	return 0;
 }
 
 /*

@@ -329,6 +329,9 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 		pc->nohash++;
 		return vrss_rx_inline(pc, skb);
 	}
+	/* The bucket's load, for rebalancing: this CPU's counters alone. */
+	WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] + 1);
+	WRITE_ONCE(pc->bucket_bytes[b], pc->bucket_bytes[b] + skb->len);
 
 	steer = rcu_dereference(vd->steer);
 	to = steer->queue[b];
@@ -543,6 +546,32 @@ u64 vrss_rx_nohash(struct vrss_dev *vd)
 	for_each_possible_cpu(cpu)
 		sum += READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->nohash);
 	return sum;
+}
+
+/*
+ * Per bucket, the frames and bytes delivered since the last call, over
+ * every CPU (the u32 sums wrap; their differences do not mind).
+ */
+void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
+{
+	unsigned int b;
+	u32 packets, bytes;
+	int cpu;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		packets = 0;
+		bytes = 0;
+		for_each_possible_cpu(cpu) {
+			const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+
+			packets += READ_ONCE(pc->bucket_packets[b]);
+			bytes += READ_ONCE(pc->bucket_bytes[b]);
+		}
+		bl->packets[b] = packets - bl->packets_seen[b];
+		bl->bytes[b] = bytes - bl->bytes_seen[b];
+		bl->packets_seen[b] = packets;
+		bl->bytes_seen[b] = bytes;
+	}
 }
 
 /*

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/class/net/<dev>/vrss/: the load knobs (threshold, hysteresis,
- * interval_ms; read-write, an invalid write is -EINVAL and changes
- * nothing) and the gate's status (state, width, primary_load, primary_cpus,
- * lower, and effective_indir: the table in effect at the current width,
- * where `ethtool -x` shows the user's).
+ * interval_ms, rebalance; read-write, an invalid write is -EINVAL and
+ * changes nothing) and the gate's status (state, width, primary_load,
+ * primary_cpus, lower, and effective_indir: the table in effect at the
+ * current width, rebalanced, where `ethtool -x` shows the user's), and the
+ * load the policy works from: queue_load (each queue's CPU, smoothed busy
+ * percent) and bucket_packets, bucket_bytes (each bucket's, over the last
+ * interval).
  */
 #include <linux/device.h>
 #include <linux/netdevice.h>
@@ -56,6 +59,7 @@ static ssize_t vrss_knob_store(struct device *d, struct device_attribute *attr,
 static VRSS_KNOB_ATTR(threshold, VRSS_KNOB_THRESHOLD);
 static VRSS_KNOB_ATTR(hysteresis, VRSS_KNOB_HYSTERESIS);
 static VRSS_KNOB_ATTR(interval_ms, VRSS_KNOB_INTERVAL_MS);
+static VRSS_KNOB_ATTR(rebalance, VRSS_KNOB_REBALANCE);
 
 /* The width in effect: 1 unless rxhash is on. */
 static unsigned int vrss_width(struct vrss_dev *vd)
@@ -154,16 +158,69 @@ static ssize_t effective_indir_show(struct device *d,
 }
 static DEVICE_ATTR_RO(effective_indir);
 
+/* One line of the queues' smoothed busy percent; 0s when not sampling. */
+static ssize_t queue_load_show(struct device *d, struct device_attribute *attr,
+			       char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	unsigned int i, n = vd->dev->real_num_rx_queues;
+	ssize_t len = 0;
+
+	mutex_lock(&vd->steer_lock);
+	for (i = 0; i < n; i++)
+		len += sysfs_emit_at(buf, len, "%u%c",
+				     vd->load_running ? vrss_policy_load(vd->policy, i) : 0,
+				     i + 1 < n ? ' ' : '\n');
+	mutex_unlock(&vd->steer_lock);
+	return len;
+}
+static DEVICE_ATTR_RO(queue_load);
+
+/* One line of 128 per-bucket counts over the last interval. */
+static ssize_t vrss_bucket_show(struct vrss_dev *vd, char *buf, bool bytes)
+{
+	const struct vrss_bucket_load *bl = vd->bucket_load;
+	ssize_t len = 0;
+	unsigned int b;
+
+	mutex_lock(&vd->steer_lock);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		len += sysfs_emit_at(buf, len, "%u%c",
+				     !vd->load_running ? 0 :
+				     bytes ? bl->bytes[b] : bl->packets[b],
+				     b + 1 < VRSS_INDIR_SIZE ? ' ' : '\n');
+	mutex_unlock(&vd->steer_lock);
+	return len;
+}
+
+static ssize_t bucket_packets_show(struct device *d,
+				   struct device_attribute *attr, char *buf)
+{
+	return vrss_bucket_show(vrss_of(d), buf, false);
+}
+static DEVICE_ATTR_RO(bucket_packets);
+
+static ssize_t bucket_bytes_show(struct device *d,
+				 struct device_attribute *attr, char *buf)
+{
+	return vrss_bucket_show(vrss_of(d), buf, true);
+}
+static DEVICE_ATTR_RO(bucket_bytes);
+
 static struct attribute *vrss_sysfs_attrs[] = {
 	&vrss_attr_threshold.attr.attr,
 	&vrss_attr_hysteresis.attr.attr,
 	&vrss_attr_interval_ms.attr.attr,
+	&vrss_attr_rebalance.attr.attr,
 	&dev_attr_state.attr,
 	&dev_attr_width.attr,
 	&dev_attr_primary_load.attr,
 	&dev_attr_primary_cpus.attr,
 	&dev_attr_lower.attr,
 	&dev_attr_effective_indir.attr,
+	&dev_attr_queue_load.attr,
+	&dev_attr_bucket_packets.attr,
+	&dev_attr_bucket_bytes.attr,
 	NULL,
 };
 

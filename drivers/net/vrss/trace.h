@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints: vrss:vrss_load_sample, vrss:vrss_width_change and
- * vrss:vrss_bucket_move.  Device names are copied into fixed arrays,
+ * Tracepoints: vrss:vrss_load_sample, vrss:vrss_width_change,
+ * vrss:vrss_rebalance and vrss:vrss_bucket_move.  Device names are copied into fixed arrays,
  * which builds the same on every kernel vrss supports.
  */
 #undef TRACE_SYSTEM
@@ -52,6 +52,31 @@ TRACE_EVENT(vrss_width_change,
 	    TP_printk("dev=%s width=%u->%u primary_load=%u mean_load=%u",
 		      __entry->name, __entry->old, __entry->new,
 		      __entry->primary_load, __entry->mean_load)
+);
+
+TRACE_EVENT(vrss_rebalance,
+	    TP_PROTO(const struct net_device *dev, unsigned int from,
+		     unsigned int to, unsigned int buckets,
+		     unsigned int from_load, unsigned int to_load,
+		     unsigned int moved_load),
+	    TP_ARGS(dev, from, to, buckets, from_load, to_load, moved_load),
+	    TP_STRUCT__entry(__array(char, name, IFNAMSIZ)
+			     __field(unsigned int, from)
+			     __field(unsigned int, to)
+			     __field(unsigned int, buckets)
+			     __field(unsigned int, from_load)
+			     __field(unsigned int, to_load)
+			     __field(unsigned int, moved_load)),
+	    TP_fast_assign(strscpy(__entry->name, dev->name, IFNAMSIZ);
+			   __entry->from = from;
+			   __entry->to = to;
+			   __entry->buckets = buckets;
+			   __entry->from_load = from_load;
+			   __entry->to_load = to_load;
+			   __entry->moved_load = moved_load;),
+	    TP_printk("dev=%s queue=%u->%u buckets=%u load=%u->%u moved_load=%u",
+		      __entry->name, __entry->from, __entry->to, __entry->buckets,
+		      __entry->from_load, __entry->to_load, __entry->moved_load)
 );
 
 TRACE_EVENT(vrss_bucket_move,

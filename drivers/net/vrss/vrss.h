@@ -16,6 +16,7 @@
 #include <vrss/indir.h>
 #include <vrss/parse.h>
 #include <vrss/policy.h>
+#include <vrss/rebalance.h>
 #include <vrss/toeplitz.h>
 
 #define VRSS_DRV_NAME		"vrss"
@@ -83,6 +84,17 @@ struct vrss_pcpu {
 	unsigned long seen;	/* every frame the lower delivered here */
 	u64 nohash;		/* rxhash on, but nothing to hash */
 	struct vrss_mark marks[VRSS_INDIR_SIZE];
+	/* Per bucket, while hashing: frames and bytes delivered here. */
+	u32 bucket_packets[VRSS_INDIR_SIZE];
+	u32 bucket_bytes[VRSS_INDIR_SIZE];
+};
+
+/* Per bucket, over every CPU: the load work's view of the last interval. */
+struct vrss_bucket_load {
+	u32 packets_seen[VRSS_INDIR_SIZE];	/* the sums at the last sample */
+	u32 bytes_seen[VRSS_INDIR_SIZE];
+	u32 packets[VRSS_INDIR_SIZE];		/* over the last interval */
+	u32 bytes[VRSS_INDIR_SIZE];
 };
 
 /* Load sampling of one CPU (policy.c), as of the last sample. */
@@ -118,6 +130,7 @@ enum vrss_knob {
 	VRSS_KNOB_THRESHOLD,	/* percent */
 	VRSS_KNOB_HYSTERESIS,	/* percent */
 	VRSS_KNOB_INTERVAL_MS,
+	VRSS_KNOB_REBALANCE,	/* 0 or 1 */
 	VRSS_KNOBS,
 };
 
@@ -152,6 +165,10 @@ struct vrss_dev {
 	struct vrss_cpu_sample *samples; /* nr_cpu_ids of them */
 	cpumask_var_t primary;		/* CPUs the lower delivered on */
 	int primary_cpu;		/* the busiest of them, or -1 */
+	struct vrss_bucket_load *bucket_load;
+	struct vrss_rebal rebal;	/* which buckets moved by load, held */
+	u32 rebal_table[VRSS_INDIR_SIZE]; /* the table in effect, rebalanced */
+	struct vrss_load *rebal_load;	/* the queues' loads it works from */
 
 	unsigned int hash_ports;	/* VRSS_FLOW_* bits hashing ports (sdfn) */
 	struct pcpu_sw_netstats __percpu *tx_stats;
@@ -160,6 +177,8 @@ struct vrss_dev {
 	atomic64_t bucket_moves;
 	atomic64_t spread_events;	/* width grew */
 	atomic64_t contract_events;	/* width shrank */
+	atomic64_t rebalance_events;	/* buckets moved by load */
+	atomic64_t rebalance_buckets;
 };
 
 /* netdev.c */
@@ -181,6 +200,7 @@ void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 			   u64 *bytes);
 u64 vrss_rx_nohash(struct vrss_dev *vd);
 int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
+void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
 void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary);
 void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);
@@ -194,6 +214,8 @@ int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
 void vrss_rss_channels_changed(struct vrss_dev *vd);
 unsigned int vrss_rss_max_width(struct vrss_dev *vd);
 int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width);
+unsigned int vrss_rss_get_steer(struct vrss_dev *vd, u32 *queue);
+int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue);
 int vrss_rss_single(struct vrss_dev *vd);
 bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 		     unsigned int *bucket);
