@@ -124,12 +124,14 @@ while read -r series kver; do
 		suite "kernel-drv-$series-nic1" tools/vm/run --kernel "$series" --nic 1 --timeout 900 -- \
 			tools/scripts/ksft-drv.sh
 	fi
-	# The steering tests and the stress suite again with 4 queues on 4
-	# vCPUs (2 host cores: slow), on one kernel unless full.
-	[ "$full" = 1 ] || [ "$series" = 6.12 ] || continue
+	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them, on
+	# every kernel; the steering tests and the stress suite again with 4
+	# queues on one kernel unless full.
+	four=rebalance.sh
+	[ "$full" = 0 ] && [ "$series" != 6.12 ] ||
+		four="datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh stress.sh $four"
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
-		env VRSS_STRESS_SECONDS=$stress_secs tools/scripts/ksft-run.sh \
-		datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh stress.sh
+		env VRSS_STRESS_SECONDS=$stress_secs tools/scripts/ksft-run.sh $four
 done < <(tools/scripts/kernels.sh)
 
 echo

@@ -287,13 +287,21 @@ static void vrss_load_work(struct work_struct *work)
 	if (!vd->load_running)
 		goto out;
 	vrss_load_sample_all(vd);
+	/* Frames parked for a move no later frame came to complete. */
+	vrss_rx_park_flush(vd);
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
 				 vrss_rss_max_width(vd));
 	trace_vrss_load_sample(vd->dev, width, vd->primary_cpu,
 			       vd->load_raw[0].busy, vd->load_raw[0].net,
 			       vrss_policy_load(p, 0));
-	if (width == vd->width && width > 1 && vd->knobs[VRSS_KNOB_REBALANCE])
+	/*
+	 * At a steady width, buckets may move by load; while the policy is
+	 * about to widen (above the threshold, queues to spare) they wait,
+	 * since the new width starts again from the user's table.
+	 */
+	if (width == vd->width && width > 1 && vd->knobs[VRSS_KNOB_REBALANCE] &&
+	    (!p->above || width >= vrss_rss_max_width(vd)))
 		vrss_load_rebalance(vd);
 	else
 		vrss_load_apply(vd, width);

@@ -24,7 +24,15 @@
  *    the bucket to the stack (its head passed the bucket's last tail).
  *    The check and the move happen under the old ring's producer lock,
  *    and every enqueue records the bucket's tail under the same lock, so
- *    a frame enqueued on another CPU cannot slip in between.
+ *    a frame enqueued on another CPU cannot slip in between.  Meanwhile
+ *    the bucket's new frames are parked, in order, on a list of its own
+ *    instead of the old ring: were they queued there, each would push the
+ *    point the ring must reach, and a busy flow on a saturated ring (the
+ *    one rebalancing moves) would never leave.  Parked, the wait is what
+ *    the ring held when the move began.  Once the ring has passed that
+ *    point the parked frames go first to the new queue (onto its ring, or
+ *    up inline before the frame at hand), then the bucket moves; if no
+ *    frame comes to do it, the load work does (vrss_rx_park_flush()).
  *  - leaving the inline path: a frame handed up inline may still sit in
  *    the stack's list-receive batch of the CPU that received it until
  *    that CPU's NAPI poll returns.  Each CPU marks, per bucket, its NET_RX
@@ -59,9 +67,20 @@ static enum cpuhp_state vrss_cpuhp_state;
 /*
  * Bucket state: queue in bits 32-47, the queue's tail in 0-31; 0 is the
  * primary (inline).  PENDING: leaving inline for the queue; bits 0-31
- * then count the frames that went inline while it was pending.
+ * then count the frames that went inline while it was pending.  PARKED:
+ * leaving the (spread) queue for the one the table names, its frames in
+ * vd->park[bucket] under that queue's producer lock until the queue's
+ * head passes bits 0-31.  DELIVERING: the parked frames are going up
+ * inline on some CPU; then the bucket is inline (0).
  */
 #define VRSS_BUCKET_PENDING	BIT_ULL(63)
+#define VRSS_BUCKET_PARKED	BIT_ULL(62)
+#define VRSS_BUCKET_DELIVERING	BIT_ULL(61)
+#define VRSS_BUCKET_FLAGS	(VRSS_BUCKET_PENDING | VRSS_BUCKET_PARKED | \
+				 VRSS_BUCKET_DELIVERING)
+
+/* vrss_bucket_leave_ring(): the frame was parked (or dropped). */
+#define VRSS_TAKEN		(U32_MAX - 1)
 
 static u64 vrss_bucket_pack(u32 queue, u32 tail)
 {
@@ -177,7 +196,7 @@ static bool vrss_rx_enqueue_bucket(struct vrss_dev *vd, unsigned int b,
 
 	spin_lock(&q->ring.producer_lock);
 	last = atomic64_read(&vd->buckets[b]);
-	if (unlikely(last & VRSS_BUCKET_PENDING || vrss_bucket_queue(last) != to)) {
+	if (unlikely(last & VRSS_BUCKET_FLAGS || vrss_bucket_queue(last) != to)) {
 		spin_unlock(&q->ring.producer_lock);
 		return false;
 	}
@@ -200,16 +219,111 @@ static void vrss_bucket_moved(struct vrss_dev *vd, unsigned int b, u32 from,
 	trace_vrss_bucket_move(vd->dev, b, from, to);
 }
 
+/* Under @q's producer lock: a frame of bucket @b waits for @q to drain. */
+static void vrss_park(struct vrss_dev *vd, struct vrss_queue *q, unsigned int b,
+		      struct sk_buff *skb)
+{
+	/* As many as a ring holds: the ring's drops, were it the ring. */
+	if (unlikely(skb_queue_len(&vd->park[b]) >= vd->ring_size)) {
+		vrss_ring_drop(q, skb, SKB_DROP_REASON_FULL_RING);
+		return;
+	}
+	__skb_queue_tail(&vd->park[b], skb);
+	atomic64_inc(&vd->rx_held);
+}
+
+/* Under @q's producer lock: bucket @b's parked frames onto @q's ring. */
+static void vrss_park_to_ring(struct vrss_dev *vd, unsigned int b,
+			      struct vrss_queue *q)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(&vd->park[b]))) {
+		if (unlikely(__ptr_ring_produce(&q->ring, skb)))
+			vrss_ring_drop(q, skb, SKB_DROP_REASON_FULL_RING);
+		else
+			q->tail++;
+	}
+}
+
 /*
- * The bucket sits on spread queue @from and the table names @to.  Under
- * @from's producer lock: it moves once @from's consumer has handed its
- * last frame to the stack.  Returns the queue for the current frame.
+ * Parked frames going inline (@list, taken off the park): up to the stack
+ * now, one by one and in order, ahead of any later frame of the bucket.
+ * RCU held and BH off, as in the rx_handler; then the bucket is inline.
+ */
+static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
+			 struct sk_buff_head *list)
+{
+	struct vrss_pcpu *pc = this_cpu_ptr(vd->pcpu);
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(list))) {
+		if (unlikely(!netif_running(vd->dev))) {
+			atomic64_inc(&vd->rx_dropped_down);
+			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
+			continue;
+		}
+		vrss_rx_inline(pc, skb);
+		netif_receive_skb_core(skb);
+	}
+	/* Pairs with the acquire of the CPUs that waited on DELIVERING. */
+	atomic64_set_release(&vd->buckets[b], 0);
+}
+
+/*
+ * Under @from's producer lock, bucket @b parked and @from drained up to
+ * its wait: the parked frames go to @to ahead of any later frame, and the
+ * bucket with them.  To a ring, under its producer lock too: taken with a
+ * trylock where frames arrive (@nested false: the frame at hand waits
+ * parked for the next one), in process context where nothing else nests.
+ * To the primary, they are handed to @up for vrss_park_up() outside the
+ * lock.  Returns the bucket's queue, or VRSS_TAKEN if it is still parked.
+ */
+static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
+			     u32 to, struct sk_buff_head *up, bool nested)
+{
+	struct vrss_queue *t = &vd->queues[to];
+
+	if (to == from) {
+		/* The move is off: the frames are newer than the ring's. */
+		vrss_park_to_ring(vd, b, t);
+		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
+		return to;
+	}
+	if (to) {
+		if (!nested) {
+			if (!spin_trylock(&t->ring.producer_lock))
+				return VRSS_TAKEN;
+		} else {
+			spin_lock_nested(&t->ring.producer_lock, SINGLE_DEPTH_NESTING);
+		}
+		vrss_park_to_ring(vd, b, t);
+		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
+		spin_unlock(&t->ring.producer_lock);
+		if (!__ptr_ring_empty(&t->ring))
+			vrss_queue_kick(t);
+	} else {
+		skb_queue_splice_tail_init(&vd->park[b], up);
+		atomic64_set(&vd->buckets[b], VRSS_BUCKET_DELIVERING);
+	}
+	vrss_bucket_moved(vd, b, from, to);
+	return to;
+}
+
+/*
+ * The bucket sits on spread queue @from (or is parked leaving it) and the
+ * table names @to.  Under @from's producer lock: it moves once @from's
+ * consumer has handed its last frame to the stack; until then the frame
+ * is parked.  Returns the queue for the current frame, VRSS_TAKEN when
+ * the frame was parked, U32_MAX when the bucket moved meanwhile.  Frames
+ * for vrss_park_up() before the current one are left in @up.
  */
 static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
-				  u32 from, u32 to)
+				  u32 from, u32 to, struct sk_buff *skb,
+				  struct sk_buff_head *up)
 {
 	struct vrss_queue *q = &vd->queues[from];
-	u32 ret = from;
+	u32 ret = U32_MAX;
 	u64 last;
 	u32 head;
 
@@ -217,11 +331,19 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 	last = atomic64_read(&vd->buckets[b]);
 	/* Pairs with the poll's release: frames up to head are in the stack. */
 	head = smp_load_acquire(&q->head);
-	if (last & VRSS_BUCKET_PENDING || vrss_bucket_queue(last) != from) {
+	if (last & (VRSS_BUCKET_PENDING | VRSS_BUCKET_DELIVERING) ||
+	    vrss_bucket_queue(last) != from) {
 		/* Moved by another CPU meanwhile. */
-		ret = U32_MAX;
 	} else if ((s32)(head - (u32)last) < 0) {
-		atomic64_inc(&vd->rx_held);
+		/* Not drained: park (the first frame fixes the wait). */
+		if (!(last & VRSS_BUCKET_PARKED))
+			atomic64_set(&vd->buckets[b], last | VRSS_BUCKET_PARKED);
+		vrss_park(vd, q, b, skb);
+		ret = VRSS_TAKEN;
+	} else if (last & VRSS_BUCKET_PARKED) {
+		ret = vrss_park_release(vd, b, from, to, up, false);
+		if (ret == VRSS_TAKEN)
+			vrss_park(vd, q, b, skb);
 	} else {
 		atomic64_set(&vd->buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
@@ -283,18 +405,30 @@ static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 					  u32 to, u64 last,
 					  const struct vrss_mark *prev)
 {
+	struct sk_buff_head up;
 	u32 qi;
 
-	for (;; last = atomic64_read(&vd->buckets[b])) {
+	__skb_queue_head_init(&up);
+	for (;; last = atomic64_read_acquire(&vd->buckets[b])) {
+		if (unlikely(last & VRSS_BUCKET_DELIVERING)) {
+			/* Another CPU hands the parked frames up: after them. */
+			cpu_relax();
+			continue;
+		}
 		qi = vrss_bucket_queue(last);
 		if (last & VRSS_BUCKET_PENDING || (qi == 0 && to != 0))
 			qi = vrss_bucket_leave_inline(vd, b, last, to, prev);
-		else if (qi != to)
-			qi = vrss_bucket_leave_ring(vd, b, qi, to);
+		else if (last & VRSS_BUCKET_PARKED || qi != to)
+			qi = vrss_bucket_leave_ring(vd, b, qi, to, skb, &up);
 		if (qi == U32_MAX)
 			continue;
-		if (qi == 0)
+		if (qi == VRSS_TAKEN)
+			break;
+		if (qi == 0) {
+			if (!skb_queue_empty(&up))
+				vrss_park_up(vd, b, &up);
 			return vrss_rx_inline(pc, skb);
+		}
 		if (vrss_rx_enqueue_bucket(vd, b, qi, skb))
 			break;
 	}
@@ -329,8 +463,13 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 		pc->nohash++;
 		return vrss_rx_inline(pc, skb);
 	}
-	/* The bucket's load, for rebalancing: this CPU's counters alone. */
-	WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] + 1);
+	/*
+	 * The bucket's load, for rebalancing: this CPU's counters alone.  A
+	 * frame the lower's GRO merged (or a GSO one from a local sender) is
+	 * the work of its segments.
+	 */
+	WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] +
+		   (skb_is_gso(skb) ? max_t(u32, skb_shinfo(skb)->gso_segs, 1) : 1));
 	WRITE_ONCE(pc->bucket_bytes[b], pc->bucket_bytes[b] + skb->len);
 
 	steer = rcu_dereference(vd->steer);
@@ -380,8 +519,72 @@ void vrss_rx_hashing_on(struct vrss_dev *vd)
 	synchronize_net();
 }
 
-/* Under the old ring's lock: bucket @b back to the primary if drained. */
-static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
+/*
+ * Process context: parked bucket @b goes to @to if its old ring drained
+ * (or, @force, whatever the ring holds: a reorder, for a bucket that
+ * cannot wait longer).  False while it stays parked.
+ */
+static bool vrss_bucket_unpark(struct vrss_dev *vd, unsigned int b, u32 to,
+			       bool force)
+{
+	u64 last = atomic64_read(&vd->buckets[b]);
+	struct sk_buff_head up;
+	struct vrss_queue *q;
+	bool done = true;
+	u32 from, head;
+
+	if (!(last & VRSS_BUCKET_PARKED))
+		return true;
+	__skb_queue_head_init(&up);
+	from = vrss_bucket_queue(last);
+	q = &vd->queues[from];
+	spin_lock_bh(&q->ring.producer_lock);
+	last = atomic64_read(&vd->buckets[b]);
+	/* Pairs with the poll's release: frames up to head are in the stack. */
+	head = smp_load_acquire(&q->head);
+	if ((last & VRSS_BUCKET_PARKED) && vrss_bucket_queue(last) == from) {
+		if (force || (s32)(head - (u32)last) >= 0)
+			vrss_park_release(vd, b, from, to, &up, true);
+		else
+			done = false;
+	}
+	spin_unlock_bh(&q->ring.producer_lock);
+	if (!skb_queue_empty(&up)) {
+		rcu_read_lock();
+		local_bh_disable();
+		vrss_park_up(vd, b, &up);
+		local_bh_enable();
+		rcu_read_unlock();
+	}
+	return done;
+}
+
+/*
+ * Under steer_lock (the load work), once an interval: parked buckets no
+ * frame came to move, whose old ring drained, go where the table says.
+ */
+void vrss_rx_park_flush(struct vrss_dev *vd)
+{
+	const struct vrss_steer *steer;
+	unsigned int b;
+	u32 to;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		if (!(atomic64_read(&vd->buckets[b]) & VRSS_BUCKET_PARKED))
+			continue;
+		rcu_read_lock();
+		steer = rcu_dereference(vd->steer);
+		to = steer->queue[b];
+		rcu_read_unlock();
+		vrss_bucket_unpark(vd, b, to, false);
+	}
+}
+
+/*
+ * Under the old ring's lock: bucket @b back to the primary if drained;
+ * @force: a parked one even if not (its frames must not stay behind).
+ */
+static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b, bool force)
 {
 	u64 last = atomic64_read(&vd->buckets[b]);
 	struct vrss_queue *q;
@@ -390,6 +593,10 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 
 	if (!last)
 		return true;
+	if (last & VRSS_BUCKET_DELIVERING)
+		return false;
+	if (last & VRSS_BUCKET_PARKED)
+		return vrss_bucket_unpark(vd, b, 0, force) && !atomic64_read(&vd->buckets[b]);
 	if (last & VRSS_BUCKET_PENDING) {
 		/* Its frames are still inline: calling the move off is safe. */
 		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0);
@@ -425,7 +632,7 @@ void vrss_rx_hashing_off(struct vrss_dev *vd)
 	do {
 		left = 0;
 		for (b = 0; b < VRSS_INDIR_SIZE; b++)
-			left += !vrss_bucket_drain(vd, b);
+			left += !vrss_bucket_drain(vd, b, false);
 		if (!left || !netif_running(vd->dev))
 			break;
 		usleep_range(500, 1000);
@@ -434,6 +641,12 @@ void vrss_rx_hashing_off(struct vrss_dev *vd)
 		netdev_warn(vd->dev,
 			    "rxhash off: %u buckets still waiting for their ring after 100 ms; their flows may be reordered once\n",
 			    left);
+	/* Parked frames go up now, whatever their ring still holds. */
+	for (b = 0; left && b < VRSS_INDIR_SIZE; b++)
+		while (atomic64_read(&vd->buckets[b]) &
+		       (VRSS_BUCKET_PARKED | VRSS_BUCKET_DELIVERING))
+			if (!vrss_bucket_drain(vd, b, true))
+				cpu_relax();
 	WRITE_ONCE(vd->hashing, false);
 	/* No late reader of the on period still writes marks or buckets. */
 	synchronize_net();
@@ -661,6 +874,8 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 	}
 	vd->queues[0].last_cpu = -1;
 	vd->queues[0].cpu = -1;
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		__skb_queue_head_init(&vd->park[i]);
 	/* Spread queues, each with a ring and a NAPI context. */
 	for (i = 1; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
@@ -704,9 +919,13 @@ static void vrss_skb_free(void *ptr)
 /* After vrss_queues_stop(): nothing produces, no NAPI runs. */
 void vrss_queues_free(struct vrss_dev *vd)
 {
+	struct sk_buff *skb;
 	unsigned int i;
 
 	cpuhp_state_remove_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		while ((skb = __skb_dequeue(&vd->park[i])))
+			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 	for (i = 1; i < vd->dev->num_rx_queues; i++) {
 		netif_napi_del(&vd->queues[i].napi);
 		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);

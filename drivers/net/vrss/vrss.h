@@ -155,6 +155,8 @@ struct vrss_dev {
 	unsigned int width;		/* asked for by the load policy */
 	/* Per bucket: its queue and that queue's tail after its last frame. */
 	atomic64_t buckets[VRSS_INDIR_SIZE];
+	/* Per bucket: frames waiting for their old ring to drain (rx.c). */
+	struct sk_buff_head park[VRSS_INDIR_SIZE];
 
 	/* Load-gated steering (policy.c), under steer_lock. */
 	struct delayed_work load_work;
@@ -201,6 +203,7 @@ void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 u64 vrss_rx_nohash(struct vrss_dev *vd);
 int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
+void vrss_rx_park_flush(struct vrss_dev *vd);
 void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary);
 void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);

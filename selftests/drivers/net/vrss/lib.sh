@@ -191,6 +191,17 @@ vrss_sys_stat() {
 	read -r v < "/sys/class/net/$1/statistics/$2" && echo "$v"
 }
 
+# vrss_seq_drops: every drop a seqsend -> seqrecv transfer from the peer
+# can meet, counted: vrss0's (full rings, frames while down), the peer's
+# veth1, and the UDP socket's (InErrors: a full receive buffer).
+vrss_seq_drops() {
+	local udp
+	udp=$(awk '/^Udp:/ { if (!h) { for (i = 2; i <= NF; i++) if ($i == "InErrors") c = i; h = 1 }
+			     else print $c }' /proc/net/snmp)
+	echo $(($(vrss_sys_stat vrss0 rx_dropped) + udp +
+		$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_dropped)))
+}
+
 # vrss_stat_sum DEV SUFFIX: the sum of the rx_queue_<i>_SUFFIX counters.
 vrss_stat_sum() {
 	local k v n=0

@@ -40,15 +40,6 @@ cleanup() {
 trap cleanup EXIT
 taint0=$(vrss_taint_other)
 
-udp_in_errors() {
-	awk '/^Udp:/ { if (!h) { for (i = 2; i <= NF; i++) if ($i == "InErrors") c = i; h = 1 }
-		       else print $c }' /proc/net/snmp
-}
-dropped() {
-	echo $(($(cat /sys/class/net/vrss0/statistics/rx_dropped) +
-		$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_dropped) +
-		$(udp_in_errors)))
-}
 
 # The flows differ only in the low 4 bits of their source port: with the
 # boot's random key, 1 boot in 32 hashes all 16 onto queue 0 and no bucket
@@ -70,7 +61,7 @@ ktap_check "vrss0 with $nq queues, rxhash on, interval_ms 10, GSO off on veth1" 
 cpu0=$VRSS_SEND_CPU
 last=$((nq - 1))
 transfer() {
-	d0=$(dropped)
+	d0=$(vrss_seq_drops)
 	q0=$(vrss_queue_packets vrss0)
 	m0=$(vrss_stat vrss0 bucket_moves)
 	h0=$(vrss_stat vrss0 rx_held_for_order)
@@ -95,7 +86,7 @@ transfer() {
 	receiver=
 
 	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
-	drops=$(($(dropped) - d0))
+	drops=$(($(vrss_seq_drops) - d0))
 	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))

@@ -15,11 +15,14 @@
  *	going down) is skipped.
  *   vrss_traffic pace DST FLOWS PER_FLOW GAP [SPORT]
  *	Light traffic: one 4-byte datagram at a time, GAP seconds apart.
- *   vrss_traffic seqsend DST FLOWS COUNT [BURST [GAP]]
+ *   vrss_traffic seqsend DST FLOWS COUNT [BURST [GAP [STOPFILE]]]
  *	COUNT datagrams round robin over FLOWS flows (source port 20000+f,
  *	all to port 7000), each carrying its flow and its sequence number in
  *	that flow (two big-endian u32).  BURST datagrams of a flow per
  *	system call (UDP GSO); GAP seconds of pause after each round.
+ *	FLOWS may also be a list of source ports, P1,P2,...: flow P-20000
+ *	each, so that several senders can feed one seqrecv.  With STOPFILE:
+ *	also stops once it exists, and prints "sent N".
  *   vrss_traffic seqrecv ADDR FLOWS COUNT
  *	Receives that on ADDR port 7000 until COUNT arrived or the senders
  *	are quiet for 2 s (60 s before the first); prints "ready" once bound,
@@ -268,27 +271,42 @@ struct seq {
 static int cmd_seqsend(int argc, char **argv)
 {
 	static struct seq burst[MAX_BURST];
-	static int fd[MAX_FLOWS];
+	static int fd[MAX_FLOWS], id[MAX_FLOWS];
 	static uint32_t next[MAX_FLOWS];
 	struct sockaddr_storage to;
-	long count, sent = 0, b = 1, n, k;
+	long count, sent = 0, b = 1, n, k, rounds = 0;
+	const char *stop = NULL;
 	double gap = 0;
 	socklen_t len;
 	int flows, f;
 
-	if (argc < 3 || argc > 5)
+	if (argc < 3 || argc > 6)
 		usage();
-	flows = num(argv[1], 1, MAX_FLOWS);
+	if (strchr(argv[1], ',')) {
+		char *list = argv[1], *p;
+
+		for (flows = 0; (p = strsep(&list, ",")); flows++) {
+			if (flows == MAX_FLOWS)
+				usage();
+			id[flows] = num(p, SPORT, SPORT + MAX_FLOWS - 1) - SPORT;
+		}
+	} else {
+		flows = num(argv[1], 1, MAX_FLOWS);
+		for (f = 0; f < flows; f++)
+			id[f] = f;
+	}
 	count = num(argv[2], 0, 1000000000);
 	if (argc > 3)
 		b = num(argv[3], 1, MAX_BURST);
 	if (argc > 4)
 		gap = seconds(argv[4]);
+	if (argc > 5)
+		stop = argv[5];
 	len = sockaddr(argv[0], DPORT, &to);
 	for (f = 0; f < flows; f++) {
 		int seg = sizeof(struct seq);
 
-		fd[f] = udp_socket(argv[0], SPORT + f);
+		fd[f] = udp_socket(argv[0], SPORT + id[f]);
 		if (connect(fd[f], (struct sockaddr *)&to, len))
 			die("connect");
 		if (b > 1 && setsockopt(fd[f], SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)))
@@ -298,7 +316,7 @@ static int cmd_seqsend(int argc, char **argv)
 		f = (sent / b) % flows;
 		n = count - sent < b ? count - sent : b;
 		for (k = 0; k < n; k++) {
-			burst[k].flow = htonl(f);
+			burst[k].flow = htonl(id[f]);
 			burst[k].seq = htonl(next[f] + k);
 		}
 		if (send(fd[f], burst, n * sizeof(burst[0]), 0) < 0) {
@@ -311,7 +329,11 @@ static int cmd_seqsend(int argc, char **argv)
 		sent += n;
 		if (gap > 0 && f == flows - 1)
 			pause_for(gap);
+		if (stop && f == flows - 1 && ++rounds % 16 == 0 && !access(stop, F_OK))
+			break;
 	}
+	if (stop)
+		printf("sent %ld\n", sent);
 	return 0;
 }
 

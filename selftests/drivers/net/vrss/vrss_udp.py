@@ -14,6 +14,12 @@ DPORT+f.
       IP_MULTICAST_LOOP, so that the stack loops a copy of each back on DEV
       (PACKET_LOOPBACK); prints "looped L of COUNT on DEV" for the copies
       the member socket got with DEV as their incoming interface.
+  vrss_udp.py pick SRC DST DEV QUEUE N
+      Source ports (20000-21023, to port 7000) of N flows from SRC to DST
+      whose buckets (all different) DEV's table (ethtool -x) puts on QUEUE,
+      and of one flow on each other queue the table names; prints the two
+      lists, comma separated, and each flow's port, bucket and queue as
+      comments.
   vrss_udp.py malformed IFACE DSTMAC DIR | malformed list
       Writes each named malformed frame (runts, bad IPv4 header lengths,
       truncated IPv6 extension headers, fragments, VLAN and QinQ tags,
@@ -93,6 +99,28 @@ def mcloop(group, dev, count):
                 looped += struct.unpack("@i", data[:4])[0] == idx
         r.settimeout(0.5)
     print(f"looped {looped} of {count} on {dev}")
+
+
+def pick(src, dst, dev, queue, n):
+    key, table = rxfh(dev)
+    base = ipaddress.ip_address(src).packed + ipaddress.ip_address(dst).packed
+    chosen, others = [], {}
+    for port in range(SPORT, SPORT + 1024):
+        data = base + port.to_bytes(2, "big") + DPORT.to_bytes(2, "big")
+        b = toeplitz(key, data) % 128
+        q = table[b]
+        if q == queue and len(chosen) < n and b not in [c[1] for c in chosen]:
+            chosen.append((port, b))
+        elif q != queue and q not in others:
+            others[q] = (port, b)
+    if len(chosen) < n:
+        sys.exit(f"only {len(chosen)} flows on queue {queue}")
+    for port, b in chosen:
+        print(f"# heavy: port {port} bucket {b} queue {queue}")
+    for q, (port, b) in sorted(others.items()):
+        print(f"# light: port {port} bucket {b} queue {q}")
+    print(",".join(str(p) for p, _ in chosen),
+          ",".join(str(p) for p, _ in sorted(others.values())))
 
 
 def csum(data):
@@ -304,6 +332,8 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "mrecv":
         mrecv(args[0], args[1], int(args[2]))
+    elif cmd == "pick":
+        pick(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif cmd == "mcloop":
         mcloop(args[0], args[1], int(args[2]))
     elif cmd == "malformed":
