@@ -206,8 +206,9 @@ loopback() {
 ktap_check "the lower's looped-back frames stay the lower's" loopback
 
 # NET_XMIT_CN from the lower's qdisc is not a drop: sfq under a slow tbf
-# returns it for every datagram past its limit of 4, and vrss0 counts them
-# all as sent, as the stack does (net_xmit_eval()).
+# (100 kbit/s: two of these datagrams per 100 ms) returns it for every
+# datagram past its limit of 4, and vrss0 counts them all as sent, as the
+# stack does (net_xmit_eval()).
 congested() {
 	local t0 d0 t d q
 	modprobe -a sch_tbf sch_sfq &&
@@ -215,13 +216,13 @@ congested() {
 	tc qdisc add dev veth0 parent 1:1 handle 10: sfq limit 4 || return 1
 	t0=$(vrss_sys_stat vrss0 tx_packets)
 	d0=$(vrss_sys_stat vrss0 tx_dropped)
-	"$VRSS_TRAFFIC" send $VRSS_PEER_IP 1 40 > /dev/null
+	"$VRSS_TRAFFIC" send $VRSS_PEER_IP 1 100 600 > /dev/null
 	t=$(($(vrss_sys_stat vrss0 tx_packets) - t0))
 	d=$(($(vrss_sys_stat vrss0 tx_dropped) - d0))
 	q=$(tc -s qdisc show dev veth0 handle 10: | sed -n 's/.*dropped \([0-9]*\).*/\1/p')
 	tc qdisc del dev veth0 root
-	echo "# 40 datagrams through vrss0: tx_packets +$t, tx_dropped +$d; sfq dropped ${q:-?}"
-	[ "$t" = 40 ] && [ "$d" = 0 ] && [ "${q:-0}" -gt 0 ]
+	echo "# 100 datagrams of 600 bytes through vrss0: tx_packets +$t, tx_dropped +$d; sfq dropped ${q:-?}"
+	[ "$t" = 100 ] && [ "$d" = 0 ] && [ "${q:-0}" -gt 0 ]
 }
 ktap_check "NET_XMIT_CN from the lower's qdisc: sent, not a drop" congested
 
