@@ -24,7 +24,12 @@
 # capped by QEMU's tap backend, not by the guest), 8 streams, and the light
 # load as the same paced UDP; with one queue pair all six
 # configurations, with two (static multi-queue, what users pick today)
-# plain, off, gated and rps.
+# plain, off, gated and rps.  With one queue pair also colliding heavy
+# flows (issue 18): 4 TCP streams from the host whose source ports are
+# chosen so that Toeplitz (Microsoft's key) and the default table put all
+# of them on queue 1, through vrss at the default threshold with
+# rebalancing on (collide-rebal) and off (collide-static), and through RPS
+# (collide-rps; RPS hashes them its own way).
 #
 #   guest.sh OUT ROUNDS SECONDS
 set -eu
@@ -68,6 +73,8 @@ if [ -n "${VRSS_NIC:-}" ]; then
 		configs=(plain rps off single spread gated)
 	fi
 	light_configs=(plain rps off gated)
+	collide_configs=()
+	[ "$rxqs" -gt 1 ] || collide_configs=(collide-static collide-rebal collide-rps)
 else
 	lower=veth0
 	GUEST=$VRSS_IP
@@ -92,7 +99,10 @@ else
 	protos=(udp tcp)
 	configs=(plain rps off single spread gated)
 	light_configs=(plain rps gated)
+	collide_configs=()
 fi
+MSKEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
+cbase=
 peer_ip=$(awk -F. -v OFS=. '{ $4 = ($4 == 1 ? 2 : 1); print }' <<< "$GUEST")
 
 on() {
@@ -108,7 +118,7 @@ rps() {
 use() {
 	rps 0
 	case $1 in
-	plain|rps)
+	plain|rps|collide-rps)
 		ip link del vrss0 2> /dev/null || true
 		on $lower
 		[ "$1" = plain ] || rps "$mask"
@@ -119,7 +129,17 @@ use() {
 			ip link add link $lower name vrss0 numrxqueues "$nq" type vrss
 		ip link set vrss0 up
 		on vrss0
+		vrss_sys_set rebalance 1
 		case $1 in
+		collide-*)
+			vrss_sys_set threshold 80
+			[ "$1" = collide-rebal ] || vrss_sys_set rebalance 0
+			ethtool -X vrss0 hkey $MSKEY
+			ethtool -K vrss0 rxhash on
+			# Source ports whose 4 streams all hash to queue 1.
+			[ -n "$cbase" ] || read -r cbase cbuckets < <("$repo/selftests/drivers/net/vrss/vrss_udp.py" \
+				pickbase "$peer_ip" $GUEST vrss0 1 4 5001)
+			;;
 		off)	ethtool -K vrss0 rxhash off ;;
 		single)	vrss_sys_set threshold 100; ethtool -K vrss0 rxhash on ;;
 		spread)	vrss_sys_set threshold 0; ethtool -K vrss0 rxhash on ;;
@@ -154,6 +174,23 @@ run() {
 	fi
 }
 
+# run_collide NAME: the 4 colliding streams from the host; the rebalances
+# and the streams' queues at the end to OUT/NAME-vrss.txt.
+run_collide() {
+	local name=$1 r0 b q=
+	"$ttcp" -r -m 4 -t "$secs" -W 1 --json > "$out/$name.json" &
+	local pid=$!
+	sleep 0.3
+	[ ! -e /sys/class/net/vrss0 ] || r0=$(vrss_stat vrss0 rebalance_events)
+	"$repo/tools/vm/host" run "$ttcp" -s $GUEST -m 4 -P "$cbase" -t $((secs + 2)) -W 0 > /dev/null
+	wait $pid
+	if [ -e /sys/class/net/vrss0 ]; then
+		read -r -a eff < /sys/class/net/vrss0/vrss/effective_indir
+		for b in $cbuckets; do q+="${eff[b]},"; done
+		echo "rebalances $(($(vrss_stat vrss0 rebalance_events) - r0)) queues ${q%,}" > "$out/$name-vrss.txt"
+	fi
+}
+
 for ((r = 1; r <= rounds; r++)); do
 	for proto in "${protos[@]}"; do
 		for c in "${configs[@]}"; do
@@ -164,6 +201,10 @@ for ((r = 1; r <= rounds; r++)); do
 	for c in "${light_configs[@]}"; do
 		use "$c"
 		run "light-$c-$r" udp paced
+	done
+	for c in "${collide_configs[@]}"; do
+		use "$c"
+		run_collide "$c-$r"
 	done
 	echo "bench: round $r of $rounds done"
 done

@@ -86,6 +86,33 @@ def nic_section(d, q, results, md, tsv):
         if "plain" in light and c != "plain":
             derived[f"light_cycles_per_byte_{c}_over_plain"] = \
                 light[c]["cycles_per_byte"]["median"] / light["plain"]["cycles_per_byte"]["median"]
+    collide = {}
+    for c in ("collide-static", "collide-rebal", "collide-rps"):
+        paths = sorted(glob.glob(os.path.join(d, f"{c}-*.json")))
+        rs = [load(p) for p in paths]
+        if not rs:
+            continue
+        extra = []
+        for p in paths:
+            try:
+                with open(p[:-len(".json")] + "-vrss.txt") as f:
+                    w = f.read().split()
+                extra.append(dict(zip(w[::2], w[1::2])))
+            except FileNotFoundError:
+                pass
+        collide[c] = {
+            "mbps": summary([r["throughput_mbps"] for r in rs]),
+            "cycles_per_byte": summary([r["cycles_per_byte"] for r in rs]),
+            "busy": [summary([r["cpus"][i]["busy"] for r in rs]) for i in range(len(rs[0]["cpus"]))],
+            "rebalances": summary([int(e["rebalances"]) for e in extra]) if extra else None,
+            "queues_at_end": [e["queues"] for e in extra],
+        }
+    if collide:
+        res["collide"] = collide
+        for c in collide:
+            for base in ("collide-static", "collide-rps"):
+                if base in collide and c != base:
+                    derived[f"{c}_over_{base}"] = collide[c]["mbps"]["median"] / collide[base]["mbps"]["median"]
     res["derived"] = derived
     results["virtio_net"][q] = res
 
@@ -126,6 +153,32 @@ def nic_section(d, q, results, md, tsv):
             md.append(f"| {c} | {cell(v['cycles_per_byte'], '{:.1f}')} | {x:.2f} | {v['woken_vcpus']['median']:.0f} "
                       f"| {v['ipis_per_packet']['median']:.4f} | {own(v)} |")
         md.append("")
+    collide_section(res, md)
+
+
+def collide_section(res, md):
+    """The colliding heavy flows of a 1-queue virtio-net guest."""
+    collide = res.get("collide")
+    if not collide:
+        return
+    d = res["derived"]
+
+    def cell(v, fmt="{:.0f}"):
+        return f"{fmt.format(v['median'])} ({fmt.format(v['min'])}-{fmt.format(v['max'])})"
+
+    md += ["Colliding heavy flows: 4 TCP streams from the host whose hashes all name queue 1 "
+           "(Microsoft's key, default table), threshold 80:", "",
+           "| config | Mbit/s | x static | x RPS | cycles/byte | busy % per vCPU | rebalances per run | streams' queues at the end |",
+           "|---|---|---|---|---|---|---|---|"]
+    for c, v in collide.items():
+        xs = d.get(f"{c}_over_collide-static", 1.0 if c == "collide-static" else float("nan"))
+        xr = d.get(f"{c}_over_collide-rps", 1.0 if c == "collide-rps" else float("nan"))
+        reb = "-" if v["rebalances"] is None else f"{v['rebalances']['median']:.0f}"
+        busy = " / ".join(f"{x['median']:.0f}" for x in v["busy"])
+        queues = " ".join(v["queues_at_end"]) or "-"
+        md.append(f"| {c} | {cell(v['mbps'])} | {xs:.2f} | {xr:.2f} | {cell(v['cycles_per_byte'], '{:.1f}')} "
+                  f"| {busy} | {reb} | {queues} |")
+    md.append("")
 
 
 def chart(out):

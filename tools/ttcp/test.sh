@@ -3,7 +3,8 @@
 #
 # vrss-ttcp on the host's loopback (KTAP): TCP and UDP, 3 streams for 2 s;
 # the JSON report must parse and add up (one rate per stream summing to the
-# total, one sample per second, one entry per CPU, packets counted).
+# total, one sample per second, one entry per CPU, packets counted); and
+# TCP from chosen source ports (-P), twice in a row on the same ports.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 ttcp=$repo/build/tools/vrss-ttcp
@@ -12,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..2"
+echo "1..3"
 n=0
 fail=0
 for mode in tcp udp; do
@@ -45,4 +46,28 @@ PY
 		fail=1
 	fi
 done
+# -P: stream i from source port SPORT + i, and again at once (no TIME_WAIT).
+n=$((n + 1))
+port=$((20000 + RANDOM % 20000))
+sport=$((port + 100))
+ok=1
+for run in 1 2; do
+	"$ttcp" -r -m 2 -t 1 -W 0 -p $port --json > "$tmp/sport$run.json" &
+	rx=$!
+	"$ttcp" -s 127.0.0.1 -m 2 -t 2 -W 0 -p $port -P $sport &
+	tx=$!
+	sleep 0.5
+	seen=$(ss -Htn state established "( sport = :$sport or sport = :$((sport + 1)) )" | wc -l)
+	wait $tx $rx || ok=0
+	echo "# run $run: $seen connections from ports $sport and $((sport + 1))"
+	[ "$seen" = 2 ] || ok=0
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["throughput_mbps"] > 0' \
+		"$tmp/sport$run.json" || ok=0
+done
+if [ $ok = 1 ]; then
+	echo "ok $n tcp -P: the chosen source ports, twice in a row"
+else
+	echo "not ok $n tcp -P: the chosen source ports, twice in a row"
+	fail=1
+fi
 exit $fail

@@ -6,10 +6,12 @@
  * thread, so it cannot show multi-vCPU receive gains).
  *
  *   vrss-ttcp -r [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-t SEC] [-W SEC] [--json]
- *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u [-g SEGS]] [-p PORT] [-t SEC] [-l LEN]
- *             [-b MBIT]
+ *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u [-g SEGS]] [-p PORT] [-P SPORT] [-t SEC]
+ *             [-l LEN] [-b MBIT]
  *
- * Stream i uses port PORT + i.  -g sends SEGS datagrams of LEN bytes per
+ * Stream i uses port PORT + i, and with -P source port SPORT + i (so that
+ * a benchmark can choose where RSS puts each stream; a TCP stream then
+ * ends with a reset, leaving no TIME_WAIT to block the next run).  -g sends SEGS datagrams of LEN bytes per
  * system call (UDP GSO), so that a sender on one vCPU can outrun the
  * receive processing; the UDP receiver takes them 64 at a time (recvmmsg).
  * -b paces each stream to MBIT Mbit/s (a light, fixed load).  The receiver waits for every stream (TCP)
@@ -57,6 +59,7 @@ struct opts {
 	bool udp;
 	bool ipv6;
 	int port;
+	int sport;
 	int streams;
 	int cpu;		/* -1: no pinning; -2: round robin ('*') */
 	int duration;
@@ -350,6 +353,25 @@ out:
 	return NULL;
 }
 
+/* -P: the stream's own source port; no TIME_WAIT after a TCP stream. */
+static void bind_sport(int fd, int family, int port)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct sockaddr_storage any = { .ss_family = family };
+	int one = 1;
+
+	if (family == AF_INET6)
+		((struct sockaddr_in6 *)&any)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)&any)->sin_port = htons(port);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (!o.udp && setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg))))
+		die("setsockopt");
+	if (bind(fd, (struct sockaddr *)&any, family == AF_INET6 ?
+		 sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)))
+		die("bind");
+}
+
 static void *sender_thread(void *arg)
 {
 	struct stream *st = arg;
@@ -370,6 +392,8 @@ static void *sender_thread(void *arg)
 		fd = socket(ss.ss_family, o.udp ? SOCK_DGRAM : SOCK_STREAM, 0);
 		if (fd < 0)
 			die("socket");
+		if (o.sport)
+			bind_sport(fd, ss.ss_family, o.sport + st->index);
 		if (!connect(fd, (struct sockaddr *)&ss, len))
 			break;
 		close(fd);
@@ -535,7 +559,7 @@ static void report(const struct snapshot *a, const struct snapshot *b,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT]\n"
+		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-P SPORT]\n"
 		"                 [-t SEC] [-W SEC] [-l LEN] [-g SEGS] [-b MBIT] [--json]\n");
 	exit(2);
 }
@@ -550,7 +574,7 @@ static void parse(int argc, char **argv)
 	char *comma;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "rs:m:u6p:t:W:l:g:b:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rs:m:u6p:P:t:W:l:g:b:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.receiver = true; break;
 		case 's': o.addr = optarg; break;
@@ -563,6 +587,7 @@ static void parse(int argc, char **argv)
 		case 'u': o.udp = true; break;
 		case '6': o.ipv6 = true; break;
 		case 'p': o.port = atoi(optarg); break;
+		case 'P': o.sport = atoi(optarg); break;
 		case 't': o.duration = atoi(optarg); break;
 		case 'W': o.warmup = atoi(optarg); break;
 		case 'l': o.len = atoi(optarg); break;

@@ -20,6 +20,11 @@ DPORT+f.
       and of one flow on each other queue the table names; prints the two
       lists, comma separated, and each flow's port, bucket and queue as
       comments.
+  vrss_udp.py pickbase SRC DST DEV QUEUE N DPORT
+      The lowest source port B from 20000 such that the N flows from SRC
+      port B+i to DST port DPORT+i all land, by DEV's key and table
+      (ethtool -x), on QUEUE, in N different buckets (vrss-ttcp -P B -p
+      DPORT -m N); prints B and the N buckets.
   vrss_udp.py malformed IFACE DSTMAC DIR | malformed list
       Writes each named malformed frame (runts, bad IPv4 header lengths,
       truncated IPv6 extension headers, fragments, VLAN and QinQ tags,
@@ -121,6 +126,18 @@ def pick(src, dst, dev, queue, n):
         print(f"# light: port {port} bucket {b} queue {q}")
     print(",".join(str(p) for p, _ in chosen),
           ",".join(str(p) for p, _ in sorted(others.values())))
+
+
+def pickbase(src, dst, dev, queue, n, dport):
+    key, table = rxfh(dev)
+    addrs = ipaddress.ip_address(src).packed + ipaddress.ip_address(dst).packed
+    for base in range(SPORT, 60000):
+        buckets = [toeplitz(key, addrs + (base + i).to_bytes(2, "big") +
+                            (dport + i).to_bytes(2, "big")) % 128 for i in range(n)]
+        if all(table[b] == queue for b in buckets) and len(set(buckets)) == n:
+            print(base, " ".join(map(str, buckets)))
+            return
+    sys.exit(f"no {n} flows on queue {queue}")
 
 
 def csum(data):
@@ -334,6 +351,8 @@ def main():
         mrecv(args[0], args[1], int(args[2]))
     elif cmd == "pick":
         pick(args[0], args[1], args[2], int(args[3]), int(args[4]))
+    elif cmd == "pickbase":
+        pickbase(args[0], args[1], args[2], int(args[3]), int(args[4]), int(args[5]))
     elif cmd == "mcloop":
         mcloop(args[0], args[1], int(args[2]))
     elif cmd == "malformed":
