@@ -137,7 +137,7 @@ use() {
 			ethtool -X vrss0 hkey $MSKEY
 			ethtool -K vrss0 rxhash on
 			# Source ports whose 4 streams all hash to queue 1.
-			[ -n "$cbase" ] || read -r cbase cbuckets < <("$repo/selftests/drivers/net/vrss/vrss_udp.py" \
+			[ -n "$cbase" ] || read -r cbase cstep cport cbuckets < <("$repo/selftests/drivers/net/vrss/vrss_udp.py" \
 				pickbase "$peer_ip" $GUEST vrss0 1 4 5001)
 			;;
 		off)	ethtool -K vrss0 rxhash off ;;
@@ -178,11 +178,12 @@ run() {
 # and the streams' queues at the end to OUT/NAME-vrss.txt.
 run_collide() {
 	local name=$1 r0 b q=
-	"$ttcp" -r -m 4 -t "$secs" -W 1 --json > "$out/$name.json" &
+	"$ttcp" -r -m 4 -p "$cport" -t "$secs" -W 1 --json > "$out/$name.json" &
 	local pid=$!
 	sleep 0.3
 	[ ! -e /sys/class/net/vrss0 ] || r0=$(vrss_stat vrss0 rebalance_events)
-	"$repo/tools/vm/host" run "$ttcp" -s $GUEST -m 4 -P "$cbase" -t $((secs + 2)) -W 0 > /dev/null
+	"$repo/tools/vm/host" run "$ttcp" -s $GUEST -m 4 -p "$cport" -P "$cbase,$cstep" \
+		-t $((secs + 2)) -W 0 > /dev/null
 	wait $pid
 	if [ -e /sys/class/net/vrss0 ]; then
 		read -r -a eff < /sys/class/net/vrss0/vrss/effective_indir

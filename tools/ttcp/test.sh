@@ -46,20 +46,20 @@ PY
 		fail=1
 	fi
 done
-# -P: stream i from source port SPORT + i, and again at once (no TIME_WAIT).
+# -P: stream i from source port SPORT + 2i, and again at once (no TIME_WAIT).
 n=$((n + 1))
 port=$((20000 + RANDOM % 20000))
-sport=$((port + 100))
+sport=$((port + 100))  # streams from sport and sport + 2
 ok=1
 for run in 1 2; do
 	"$ttcp" -r -m 2 -t 1 -W 0 -p $port --json > "$tmp/sport$run.json" &
 	rx=$!
-	"$ttcp" -s 127.0.0.1 -m 2 -t 2 -W 0 -p $port -P $sport &
+	"$ttcp" -s 127.0.0.1 -m 2 -t 2 -W 0 -p $port -P $sport,2 &
 	tx=$!
 	sleep 0.5
-	seen=$(ss -Htn state established "( sport = :$sport or sport = :$((sport + 1)) )" | wc -l)
+	seen=$(ss -Htn state established "( sport = :$sport or sport = :$((sport + 2)) )" | wc -l)
 	wait $tx $rx || ok=0
-	echo "# run $run: $seen connections from ports $sport and $((sport + 1))"
+	echo "# run $run: $seen connections from ports $sport and $((sport + 2))"
 	[ "$seen" = 2 ] || ok=0
 	python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["throughput_mbps"] > 0' \
 		"$tmp/sport$run.json" || ok=0

@@ -6,12 +6,13 @@
  * thread, so it cannot show multi-vCPU receive gains).
  *
  *   vrss-ttcp -r [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-t SEC] [-W SEC] [--json]
- *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u [-g SEGS]] [-p PORT] [-P SPORT] [-t SEC]
- *             [-l LEN] [-b MBIT]
+ *   vrss-ttcp -s ADDR [-m N[,CPU|*]] [-u [-g SEGS]] [-p PORT] [-P SPORT[,STEP]]
+ *             [-t SEC] [-l LEN] [-b MBIT]
  *
- * Stream i uses port PORT + i, and with -P source port SPORT + i (so that
- * a benchmark can choose where RSS puts each stream; a TCP stream then
- * ends with a reset, leaving no TIME_WAIT to block the next run).  -g sends SEGS datagrams of LEN bytes per
+ * Stream i uses port PORT + i, and with -P source port SPORT + i * STEP
+ * (STEP 1 unless given), so that a benchmark can choose where RSS puts
+ * each stream; a TCP stream then ends with a reset, leaving no TIME_WAIT
+ * to block the next run.  -g sends SEGS datagrams of LEN bytes per
  * system call (UDP GSO), so that a sender on one vCPU can outrun the
  * receive processing; the UDP receiver takes them 64 at a time (recvmmsg).
  * -b paces each stream to MBIT Mbit/s (a light, fixed load).  The receiver waits for every stream (TCP)
@@ -60,6 +61,7 @@ struct opts {
 	bool ipv6;
 	int port;
 	int sport;
+	int sport_step;
 	int streams;
 	int cpu;		/* -1: no pinning; -2: round robin ('*') */
 	int duration;
@@ -393,7 +395,7 @@ static void *sender_thread(void *arg)
 		if (fd < 0)
 			die("socket");
 		if (o.sport)
-			bind_sport(fd, ss.ss_family, o.sport + st->index);
+			bind_sport(fd, ss.ss_family, o.sport + st->index * o.sport_step);
 		if (!connect(fd, (struct sockaddr *)&ss, len))
 			break;
 		close(fd);
@@ -559,7 +561,7 @@ static void report(const struct snapshot *a, const struct snapshot *b,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-P SPORT]\n"
+		"usage: vrss-ttcp -r | -s ADDR [-m N[,CPU|*]] [-u] [-6] [-p PORT] [-P SPORT[,STEP]]\n"
 		"                 [-t SEC] [-W SEC] [-l LEN] [-g SEGS] [-b MBIT] [--json]\n");
 	exit(2);
 }
@@ -587,7 +589,11 @@ static void parse(int argc, char **argv)
 		case 'u': o.udp = true; break;
 		case '6': o.ipv6 = true; break;
 		case 'p': o.port = atoi(optarg); break;
-		case 'P': o.sport = atoi(optarg); break;
+		case 'P':
+			o.sport = atoi(optarg);
+			comma = strchr(optarg, ',');
+			o.sport_step = comma ? atoi(comma + 1) : 1;
+			break;
 		case 't': o.duration = atoi(optarg); break;
 		case 'W': o.warmup = atoi(optarg); break;
 		case 'l': o.len = atoi(optarg); break;

@@ -32,7 +32,8 @@
  *    the ring held when the move began.  Once the ring has passed that
  *    point the parked frames go first to the new queue (onto its ring, or
  *    up inline before the frame at hand), then the bucket moves; if no
- *    frame comes to do it, the load work does (vrss_rx_park_flush()).
+ *    frame comes to do it, a work item the old queue's poll schedules
+ *    when its head moves does (vrss_park_work()).
  *  - leaving the inline path: a frame handed up inline may still sit in
  *    the stack's list-receive batch of the CPU that received it until
  *    that CPU's NAPI poll returns.  Each CPU marks, per bucket, its NET_RX
@@ -204,10 +205,10 @@ static bool vrss_rx_enqueue_bucket(struct vrss_dev *vd, unsigned int b,
 	if (!err)
 		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, ++q->tail));
 	spin_unlock(&q->ring.producer_lock);
+	/* Full: its poll may still have to be kicked (frames parked there). */
 	if (unlikely(err))
 		vrss_ring_drop(q, skb, SKB_DROP_REASON_FULL_RING);
-	else
-		vrss_queue_kick(q);
+	vrss_queue_kick(q);
 	return true;
 }
 
@@ -219,17 +220,28 @@ static void vrss_bucket_moved(struct vrss_dev *vd, unsigned int b, u32 from,
 	trace_vrss_bucket_move(vd->dev, b, from, to);
 }
 
-/* Under @q's producer lock: a frame of bucket @b waits for @q to drain. */
+/*
+ * Under @q's producer lock: a frame of bucket @b waits for @q to drain.
+ * All the buckets leaving @q park as many frames as its ring holds at
+ * most: beyond, the ring's drops, as if they had gone onto the ring.
+ */
 static void vrss_park(struct vrss_dev *vd, struct vrss_queue *q, unsigned int b,
 		      struct sk_buff *skb)
 {
-	/* As many as a ring holds: the ring's drops, were it the ring. */
-	if (unlikely(skb_queue_len(&vd->park[b]) >= vd->ring_size)) {
+	if (unlikely(q->parked_frames >= vd->ring_size)) {
 		vrss_ring_drop(q, skb, SKB_DROP_REASON_FULL_RING);
 		return;
 	}
 	__skb_queue_tail(&vd->park[b], skb);
+	q->parked_frames++;
 	atomic64_inc(&vd->rx_held);
+}
+
+/* Under @q's producer lock: bucket @b no longer parks its frames on @q. */
+static void vrss_unparked(struct vrss_queue *q, unsigned int n)
+{
+	q->parked_buckets--;
+	q->parked_frames -= n;
 }
 
 /* Under @q's producer lock: bucket @b's parked frames onto @q's ring. */
@@ -282,12 +294,16 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 			     u32 to, struct sk_buff_head *up, bool nested)
 {
-	struct vrss_queue *t = &vd->queues[to];
+	struct vrss_queue *q = &vd->queues[from], *t = &vd->queues[to];
+	unsigned int n = skb_queue_len(&vd->park[b]);
 
 	if (to == from) {
 		/* The move is off: the frames are newer than the ring's. */
+		vrss_unparked(q, n);
 		vrss_park_to_ring(vd, b, t);
 		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
+		if (!__ptr_ring_empty(&t->ring))
+			vrss_queue_kick(t);
 		return to;
 	}
 	if (to) {
@@ -297,14 +313,18 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 		} else {
 			spin_lock_nested(&t->ring.producer_lock, SINGLE_DEPTH_NESTING);
 		}
+		vrss_unparked(q, n);
 		vrss_park_to_ring(vd, b, t);
 		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
 		spin_unlock(&t->ring.producer_lock);
 		if (!__ptr_ring_empty(&t->ring))
 			vrss_queue_kick(t);
 	} else {
+		vrss_unparked(q, n);
 		skb_queue_splice_tail_init(&vd->park[b], up);
-		atomic64_set(&vd->buckets[b], VRSS_BUCKET_DELIVERING);
+		/* Nothing to hand up (cannot be: a parked bucket has a frame). */
+		atomic64_set(&vd->buckets[b], skb_queue_empty(up) ? 0 :
+			     VRSS_BUCKET_DELIVERING);
 	}
 	vrss_bucket_moved(vd, b, from, to);
 	return to;
@@ -334,16 +354,22 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 	if (last & (VRSS_BUCKET_PENDING | VRSS_BUCKET_DELIVERING) ||
 	    vrss_bucket_queue(last) != from) {
 		/* Moved by another CPU meanwhile. */
+	} else if (last & VRSS_BUCKET_PARKED &&
+		   (to == from || (s32)(head - (u32)last) >= 0)) {
+		ret = vrss_park_release(vd, b, from, to, up, false);
+		if (ret == VRSS_TAKEN) {
+			/* @to's lock is taken: the work item tries again. */
+			vrss_park(vd, q, b, skb);
+			queue_work(system_highpri_wq, &vd->park_work);
+		}
 	} else if ((s32)(head - (u32)last) < 0) {
 		/* Not drained: park (the first frame fixes the wait). */
-		if (!(last & VRSS_BUCKET_PARKED))
+		if (!(last & VRSS_BUCKET_PARKED)) {
 			atomic64_set(&vd->buckets[b], last | VRSS_BUCKET_PARKED);
+			q->parked_buckets++;
+		}
 		vrss_park(vd, q, b, skb);
 		ret = VRSS_TAKEN;
-	} else if (last & VRSS_BUCKET_PARKED) {
-		ret = vrss_park_release(vd, b, from, to, up, false);
-		if (ret == VRSS_TAKEN)
-			vrss_park(vd, q, b, skb);
 	} else {
 		atomic64_set(&vd->buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
@@ -512,8 +538,10 @@ void vrss_rx_hashing_on(struct vrss_dev *vd)
 			WRITE_ONCE(pc->marks[b].stamp, jiffies);
 		}
 	}
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		WARN_ON_ONCE(!skb_queue_empty(&vd->park[b]));
 		atomic64_set(&vd->buckets[b], 0);
+	}
 	/* The marks and states before the flag; pairs with vrss_rx(). */
 	smp_store_release(&vd->hashing, true);
 	synchronize_net();
@@ -538,33 +566,39 @@ static bool vrss_bucket_unpark(struct vrss_dev *vd, unsigned int b, u32 to,
 	__skb_queue_head_init(&up);
 	from = vrss_bucket_queue(last);
 	q = &vd->queues[from];
-	spin_lock_bh(&q->ring.producer_lock);
+	/*
+	 * BH off from the lock to the end of the hand-up: a softirq on this
+	 * CPU must not find the bucket DELIVERING and wait for us.
+	 */
+	rcu_read_lock();
+	local_bh_disable();
+	spin_lock(&q->ring.producer_lock);
 	last = atomic64_read(&vd->buckets[b]);
 	/* Pairs with the poll's release: frames up to head are in the stack. */
 	head = smp_load_acquire(&q->head);
 	if ((last & VRSS_BUCKET_PARKED) && vrss_bucket_queue(last) == from) {
-		if (force || (s32)(head - (u32)last) >= 0)
+		if (force || to == from || (s32)(head - (u32)last) >= 0)
 			vrss_park_release(vd, b, from, to, &up, true);
 		else
 			done = false;
 	}
-	spin_unlock_bh(&q->ring.producer_lock);
-	if (!skb_queue_empty(&up)) {
-		rcu_read_lock();
-		local_bh_disable();
+	spin_unlock(&q->ring.producer_lock);
+	if (!skb_queue_empty(&up))
 		vrss_park_up(vd, b, &up);
-		local_bh_enable();
-		rcu_read_unlock();
-	}
+	local_bh_enable();
+	rcu_read_unlock();
 	return done;
 }
 
 /*
- * Under steer_lock (the load work), once an interval: parked buckets no
- * frame came to move, whose old ring drained, go where the table says.
+ * Scheduled by the poll of a queue buckets are leaving, once its head
+ * moved (or by a frame that found the new queue's lock taken): parked
+ * buckets whose old ring drained go where the table says, though no later
+ * frame of theirs came to move them.
  */
-void vrss_rx_park_flush(struct vrss_dev *vd)
+static void vrss_park_work(struct work_struct *work)
 {
+	struct vrss_dev *vd = container_of(work, struct vrss_dev, park_work);
 	const struct vrss_steer *steer;
 	unsigned int b;
 	u32 to;
@@ -574,17 +608,15 @@ void vrss_rx_park_flush(struct vrss_dev *vd)
 			continue;
 		rcu_read_lock();
 		steer = rcu_dereference(vd->steer);
-		to = steer->queue[b];
+		to = steer ? steer->queue[b] : 0;
 		rcu_read_unlock();
 		vrss_bucket_unpark(vd, b, to, false);
+		cond_resched();
 	}
 }
 
-/*
- * Under the old ring's lock: bucket @b back to the primary if drained;
- * @force: a parked one even if not (its frames must not stay behind).
- */
-static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b, bool force)
+/* Under the old ring's lock: bucket @b back to the primary if drained. */
+static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 {
 	u64 last = atomic64_read(&vd->buckets[b]);
 	struct vrss_queue *q;
@@ -596,7 +628,7 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b, bool force)
 	if (last & VRSS_BUCKET_DELIVERING)
 		return false;
 	if (last & VRSS_BUCKET_PARKED)
-		return vrss_bucket_unpark(vd, b, 0, force) && !atomic64_read(&vd->buckets[b]);
+		return vrss_bucket_unpark(vd, b, 0, false) && !atomic64_read(&vd->buckets[b]);
 	if (last & VRSS_BUCKET_PENDING) {
 		/* Its frames are still inline: calling the move off is safe. */
 		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0);
@@ -632,7 +664,7 @@ void vrss_rx_hashing_off(struct vrss_dev *vd)
 	do {
 		left = 0;
 		for (b = 0; b < VRSS_INDIR_SIZE; b++)
-			left += !vrss_bucket_drain(vd, b, false);
+			left += !vrss_bucket_drain(vd, b);
 		if (!left || !netif_running(vd->dev))
 			break;
 		usleep_range(500, 1000);
@@ -641,15 +673,23 @@ void vrss_rx_hashing_off(struct vrss_dev *vd)
 		netdev_warn(vd->dev,
 			    "rxhash off: %u buckets still waiting for their ring after 100 ms; their flows may be reordered once\n",
 			    left);
-	/* Parked frames go up now, whatever their ring still holds. */
-	for (b = 0; left && b < VRSS_INDIR_SIZE; b++)
-		while (atomic64_read(&vd->buckets[b]) &
-		       (VRSS_BUCKET_PARKED | VRSS_BUCKET_DELIVERING))
-			if (!vrss_bucket_drain(vd, b, true))
-				cpu_relax();
 	WRITE_ONCE(vd->hashing, false);
 	/* No late reader of the on period still writes marks or buckets. */
 	synchronize_net();
+	cancel_work_sync(&vd->park_work);
+	/* Frames still parked go up now, whatever their ring still holds. */
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		vrss_bucket_unpark(vd, b, 0, true);
+}
+
+/*
+ * The poll published a new head: buckets parked leaving this queue may
+ * now move, which a later frame of theirs would do, or else the work.
+ */
+static void vrss_poll_parked(struct vrss_queue *q)
+{
+	if (READ_ONCE(q->parked_buckets))
+		queue_work(system_highpri_wq, &q->vd->park_work);
 }
 
 static int vrss_poll(struct napi_struct *napi, int budget)
@@ -668,6 +708,7 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 		/* Pairs with the acquire in vrss_bucket_leave_ring(). */
 		smp_store_release(&q->head, q->consumed);
 		q->flush_pending = false;
+		vrss_poll_parked(q);
 	}
 
 	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
@@ -707,6 +748,7 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 		 * Release pairs with the acquire in vrss_bucket_leave_ring().
 		 */
 		smp_store_release(&q->head, consumed);
+		vrss_poll_parked(q);
 		/* A producer may have added a frame after our last look. */
 		smp_mb();
 		if (!__ptr_ring_empty(&q->ring))
@@ -763,12 +805,13 @@ u64 vrss_rx_nohash(struct vrss_dev *vd)
 
 /*
  * Per bucket, the frames and bytes delivered since the last call, over
- * every CPU (the u32 sums wrap; their differences do not mind).
+ * every CPU (the sums wrap; their differences do not mind).
  */
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 {
 	unsigned int b;
-	u32 packets, bytes;
+	u32 packets;
+	u64 bytes;
 	int cpu;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
@@ -876,6 +919,7 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 	vd->queues[0].cpu = -1;
 	for (i = 0; i < VRSS_INDIR_SIZE; i++)
 		__skb_queue_head_init(&vd->park[i]);
+	INIT_WORK(&vd->park_work, vrss_park_work);
 	/* Spread queues, each with a ring and a NAPI context. */
 	for (i = 1; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
@@ -977,6 +1021,8 @@ void vrss_queues_open(struct vrss_dev *vd)
 			napi_schedule(&vd->queues[i].napi);
 		local_bh_enable();
 	}
+	/* And parked ones, whose rings may have been emptied meanwhile. */
+	queue_work(system_highpri_wq, &vd->park_work);
 }
 
 /*
@@ -998,6 +1044,8 @@ void vrss_queues_stop(struct vrss_dev *vd)
 			cond_resched();
 		napi_disable(&q->napi);
 	}
+	/* No poll schedules it now; parked frames wait for the next open. */
+	cancel_work_sync(&vd->park_work);
 }
 
 /*

@@ -185,9 +185,9 @@ static ssize_t vrss_bucket_show(struct vrss_dev *vd, char *buf, bool bytes)
 
 	mutex_lock(&vd->steer_lock);
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		len += sysfs_emit_at(buf, len, "%u%c",
-				     !vd->load_running ? 0 :
-				     bytes ? bl->bytes[b] : bl->packets[b],
+		len += sysfs_emit_at(buf, len, "%llu%c",
+				     !vd->load_running ? 0ULL :
+				     bytes ? bl->bytes[b] : (u64)bl->packets[b],
 				     b + 1 < VRSS_INDIR_SIZE ? ' ' : '\n');
 	mutex_unlock(&vd->steer_lock);
 	return len;

@@ -58,6 +58,9 @@ struct vrss_queue {
 	u32 head;
 	u32 consumed;		/* poll only: frames taken off the ring */
 	bool flush_pending;	/* poll only: the core flushes GRO after it */
+	/* Under the producer lock: buckets leaving, frames they parked. */
+	u32 parked_buckets;
+	u32 parked_frames;
 
 	/* Written by the poll only. */
 	struct u64_stats_sync syncp;
@@ -86,15 +89,15 @@ struct vrss_pcpu {
 	struct vrss_mark marks[VRSS_INDIR_SIZE];
 	/* Per bucket, while hashing: frames and bytes delivered here. */
 	u32 bucket_packets[VRSS_INDIR_SIZE];
-	u32 bucket_bytes[VRSS_INDIR_SIZE];
+	u64 bucket_bytes[VRSS_INDIR_SIZE];
 };
 
 /* Per bucket, over every CPU: the load work's view of the last interval. */
 struct vrss_bucket_load {
 	u32 packets_seen[VRSS_INDIR_SIZE];	/* the sums at the last sample */
-	u32 bytes_seen[VRSS_INDIR_SIZE];
+	u64 bytes_seen[VRSS_INDIR_SIZE];
 	u32 packets[VRSS_INDIR_SIZE];		/* over the last interval */
-	u32 bytes[VRSS_INDIR_SIZE];
+	u64 bytes[VRSS_INDIR_SIZE];
 };
 
 /* Load sampling of one CPU (policy.c), as of the last sample. */
@@ -157,6 +160,7 @@ struct vrss_dev {
 	atomic64_t buckets[VRSS_INDIR_SIZE];
 	/* Per bucket: frames waiting for their old ring to drain (rx.c). */
 	struct sk_buff_head park[VRSS_INDIR_SIZE];
+	struct work_struct park_work;	/* releases them once it drained */
 
 	/* Load-gated steering (policy.c), under steer_lock. */
 	struct delayed_work load_work;
@@ -203,7 +207,6 @@ void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 u64 vrss_rx_nohash(struct vrss_dev *vd);
 int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
-void vrss_rx_park_flush(struct vrss_dev *vd);
 void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary);
 void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);

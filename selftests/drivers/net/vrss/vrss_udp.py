@@ -21,10 +21,12 @@ DPORT+f.
       lists, comma separated, and each flow's port, bucket and queue as
       comments.
   vrss_udp.py pickbase SRC DST DEV QUEUE N DPORT
-      The lowest source port B from 20000 such that the N flows from SRC
-      port B+i to DST port DPORT+i all land, by DEV's key and table
-      (ethtool -x), on QUEUE, in N different buckets (vrss-ttcp -P B -p
-      DPORT -m N); prints B and the N buckets.
+      Ports B (from 20000), a step S and D (from DPORT) such that the N
+      flows from SRC port B+i*S to DST port D+i all land, by DEV's key and
+      table (ethtool -x), on QUEUE, in N different buckets (vrss-ttcp
+      -P B,S -p D -m N); prints B, S, D and the N buckets.  (Toeplitz is
+      linear: with Microsoft's key the low bit of the hash is the source
+      port's, so consecutive ports never share a queue of two.)
   vrss_udp.py malformed IFACE DSTMAC DIR | malformed list
       Writes each named malformed frame (runts, bad IPv4 header lengths,
       truncated IPv6 extension headers, fragments, VLAN and QinQ tags,
@@ -131,12 +133,14 @@ def pick(src, dst, dev, queue, n):
 def pickbase(src, dst, dev, queue, n, dport):
     key, table = rxfh(dev)
     addrs = ipaddress.ip_address(src).packed + ipaddress.ip_address(dst).packed
-    for base in range(SPORT, 60000):
-        buckets = [toeplitz(key, addrs + (base + i).to_bytes(2, "big") +
-                            (dport + i).to_bytes(2, "big")) % 128 for i in range(n)]
-        if all(table[b] == queue for b in buckets) and len(set(buckets)) == n:
-            print(base, " ".join(map(str, buckets)))
-            return
+    for step in (1, 2, 3, 4, 8, 16):
+        for d in range(dport, dport + 16):
+            for base in range(SPORT, SPORT + 256):
+                buckets = [toeplitz(key, addrs + (base + i * step).to_bytes(2, "big") +
+                                    (d + i).to_bytes(2, "big")) % 128 for i in range(n)]
+                if all(table[b] == queue for b in buckets) and len(set(buckets)) == n:
+                    print(base, step, d, " ".join(map(str, buckets)))
+                    return
     sys.exit(f"no {n} flows on queue {queue}")
 
 
