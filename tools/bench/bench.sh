@@ -9,7 +9,8 @@
 #
 # Then the same on the NIC a KVM guest has: a 2-vCPU guest with a
 # virtio-net NIC of 1 and of 2 queue pairs, the sender on the host
-# (tools/vm/run --nic).
+# (tools/vm/run --nic); and colliding heavy flows (rebalancing) in a
+# 4-vCPU guest with a 1-queue NIC.
 #
 # Environment: ROUNDS (5), SECONDS_PER_RUN (5), CPU_COUNTS ("2 4", veth
 # guests), NICS ("1 2", queue pairs of the virtio-net guests), KERNEL
@@ -36,6 +37,12 @@ for q in ${NICS-1 2}; do
 	tools/vm/run --kernel "$series" --cpus 2 --nic "$q" --timeout $((rounds * 40 * (secs + 5) + 300)) -- \
 		tools/bench/guest.sh "build/bench/nic$q" "$rounds" "$secs"
 done
+# Colliding heavy flows need a vCPU to spare: 4 vCPUs, a 1-queue NIC.
+if [ -n "${NICS-1 2}" ]; then
+	echo "bench: virtio-net with 1 queue pair, 4 vCPUs, colliding heavy flows, $rounds rounds of ${secs}-s runs"
+	tools/vm/run --kernel "$series" --cpus 4 --nic 1 --timeout $((rounds * 10 * (secs + 5) + 300)) -- \
+		env VRSS_BENCH_ONLY=collide tools/bench/guest.sh build/bench/collide4 "$rounds" "$secs"
+fi
 tools/bench/toeplitz.sh > build/bench/toeplitz.json
 mkdir -p bench
 python3 tools/bench/report.py build/bench bench

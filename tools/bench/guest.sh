@@ -75,6 +75,11 @@ if [ -n "${VRSS_NIC:-}" ]; then
 	light_configs=(plain rps off gated)
 	collide_configs=()
 	[ "$rxqs" -gt 1 ] || collide_configs=(collide-static collide-rebal collide-rps)
+	# VRSS_BENCH_ONLY=collide: that case alone (make bench's 4-vCPU guest).
+	if [ "${VRSS_BENCH_ONLY:-}" = collide ]; then
+		protos=()
+		light_configs=()
+	fi
 else
 	lower=veth0
 	GUEST=$VRSS_IP
@@ -175,18 +180,24 @@ run() {
 }
 
 # run_collide NAME: the 4 colliding streams from the host; the rebalances
-# and the streams' queues at the end to OUT/NAME-vrss.txt.
+# and the streams' queues in the middle of the measurement (the table in
+# effect) to OUT/NAME-vrss.txt.
 run_collide() {
-	local name=$1 r0 b q=
+	local name=$1 r0 b q= sampler=
 	"$ttcp" -r -m 4 -p "$cport" -t "$secs" -W 1 --json > "$out/$name.json" &
 	local pid=$!
 	sleep 0.3
-	[ ! -e /sys/class/net/vrss0 ] || r0=$(vrss_stat vrss0 rebalance_events)
+	if [ -e /sys/class/net/vrss0 ]; then
+		r0=$(vrss_stat vrss0 rebalance_events)
+		{ sleep $((secs / 2 + 1)); cat /sys/class/net/vrss0/vrss/effective_indir > "$out/$name-eff.txt"; } &
+		sampler=$!
+	fi
 	"$repo/tools/vm/host" run "$ttcp" -s $GUEST -m 4 -p "$cport" -P "$cbase,$cstep" \
 		-t $((secs + 2)) -W 0 > /dev/null
 	wait $pid
-	if [ -e /sys/class/net/vrss0 ]; then
-		read -r -a eff < /sys/class/net/vrss0/vrss/effective_indir
+	if [ -n "$sampler" ]; then
+		wait $sampler
+		read -r -a eff < "$out/$name-eff.txt"
 		for b in $cbuckets; do q+="${eff[b]},"; done
 		echo "rebalances $(($(vrss_stat vrss0 rebalance_events) - r0)) queues ${q%,}" > "$out/$name-vrss.txt"
 	fi

@@ -54,6 +54,32 @@ def vrss_ipis(path):
     return v["ipis"] / max(v["packets"], 1)
 
 
+def collide_results(d):
+    """Colliding heavy flows (collide-<config>-<round>.json in D)."""
+    collide = {}
+    for c in ("collide-static", "collide-rebal", "collide-rps"):
+        paths = sorted(glob.glob(os.path.join(d, f"{c}-*.json")))
+        rs = [load(p) for p in paths]
+        if not rs:
+            continue
+        extra = []
+        for p in paths:
+            try:
+                with open(p[:-len(".json")] + "-vrss.txt") as f:
+                    w = f.read().split()
+                extra.append(dict(zip(w[::2], w[1::2])))
+            except FileNotFoundError:
+                pass
+        collide[c] = {
+            "mbps": summary([r["throughput_mbps"] for r in rs]),
+            "cycles_per_byte": summary([r["cycles_per_byte"] for r in rs]),
+            "busy": [summary([r["cpus"][i]["busy"] for r in rs]) for i in range(len(rs[0]["cpus"]))],
+            "rebalances": summary([int(e["rebalances"]) for e in extra]) if extra else None,
+            "queues_at_end": [e["queues"] for e in extra],
+        }
+    return collide
+
+
 def nic_section(d, q, results, md, tsv):
     """The virtio-net guest: TCP from the host, light paced UDP."""
     res = {"tcp": {}, "light": {}}
@@ -86,27 +112,7 @@ def nic_section(d, q, results, md, tsv):
         if "plain" in light and c != "plain":
             derived[f"light_cycles_per_byte_{c}_over_plain"] = \
                 light[c]["cycles_per_byte"]["median"] / light["plain"]["cycles_per_byte"]["median"]
-    collide = {}
-    for c in ("collide-static", "collide-rebal", "collide-rps"):
-        paths = sorted(glob.glob(os.path.join(d, f"{c}-*.json")))
-        rs = [load(p) for p in paths]
-        if not rs:
-            continue
-        extra = []
-        for p in paths:
-            try:
-                with open(p[:-len(".json")] + "-vrss.txt") as f:
-                    w = f.read().split()
-                extra.append(dict(zip(w[::2], w[1::2])))
-            except FileNotFoundError:
-                pass
-        collide[c] = {
-            "mbps": summary([r["throughput_mbps"] for r in rs]),
-            "cycles_per_byte": summary([r["cycles_per_byte"] for r in rs]),
-            "busy": [summary([r["cpus"][i]["busy"] for r in rs]) for i in range(len(rs[0]["cpus"]))],
-            "rebalances": summary([int(e["rebalances"]) for e in extra]) if extra else None,
-            "queues_at_end": [e["queues"] for e in extra],
-        }
+    collide = collide_results(d)
     if collide:
         res["collide"] = collide
         for c in collide:
@@ -168,7 +174,7 @@ def collide_section(res, md):
 
     md += ["Colliding heavy flows: 4 TCP streams from the host whose hashes all name queue 1 "
            "(Microsoft's key, default table), threshold 80:", "",
-           "| config | Mbit/s | x static | x RPS | cycles/byte | busy % per vCPU | rebalances per run | streams' queues at the end |",
+           "| config | Mbit/s | x static | x RPS | cycles/byte | busy % per vCPU | rebalances per run | streams' queues mid-run |",
            "|---|---|---|---|---|---|---|---|"]
     for c, v in collide.items():
         xs = d.get(f"{c}_over_collide-static", 1.0 if c == "collide-static" else float("nan"))
@@ -288,6 +294,17 @@ def main():
         md.append("Derived: " + ", ".join(
             f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in derived.items()))
         md.append("")
+    for d in sorted(glob.glob(os.path.join(runs, "collide[0-9]*"))):
+        ncpu = int(os.path.basename(d)[7:])
+        res = {"collide": collide_results(d), "derived": {}}
+        for c in res["collide"]:
+            for base in ("collide-static", "collide-rps"):
+                if base in res["collide"] and c != base:
+                    res["derived"][f"{c}_over_{base}"] = \
+                        res["collide"][c]["mbps"]["median"] / res["collide"][base]["mbps"]["median"]
+        results.setdefault("collide", {})[ncpu] = res
+        md += [f"## virtio-net, 1 queue pair, {ncpu} vCPUs, sender on the host", ""]
+        collide_section(res, md)
     tp = os.path.join(runs, "toeplitz.json")
     if os.path.exists(tp):
         results["toeplitz"] = load(tp)
