@@ -16,6 +16,8 @@
 
 #include <vrss/rebalance.h>
 
+#include "xorshift.h"
+
 #define MAXQ	8
 
 struct sim {
@@ -35,10 +37,7 @@ struct sim {
 
 static u32 sim_rand(struct sim *s)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return (u32)(s->rng >> 16);
+	return xorshift_next(&s->rng);
 }
 
 static void sim_init(struct sim *s, unsigned int width)
