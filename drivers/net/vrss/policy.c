@@ -237,6 +237,11 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 	width = vrss_rss_get_steer(vd, vd->rebal_table);
 	if (width < 2 || width > p->nr)
 		return;
+	/* The user's table changed since (ethtool -X, -L): forget the holds. */
+	if (vd->rebal_gen != vd->steer_gen) {
+		vrss_rebal_reset(&vd->rebal);
+		vd->rebal_gen = vd->steer_gen;
+	}
 	memcpy(load, p->load, width * sizeof(*load));
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		all += bl->packets[b];

@@ -61,6 +61,8 @@ static int vrss_rss_rebuild(struct vrss_dev *vd)
 	old = rcu_replace_pointer(vd->steer, steer,
 				  lockdep_is_held(&vd->steer_lock));
 	kfree_rcu(old, rcu);
+	/* Whatever was rebalanced is gone: policy.c starts over. */
+	vd->steer_gen++;
 	return 0;
 }
 

@@ -72,7 +72,7 @@ static enum cpuhp_state vrss_cpuhp_state;
  * leaving the (spread) queue for the one the table names, its frames in
  * vd->park[bucket] under that queue's producer lock until the queue's
  * head passes bits 0-31.  DELIVERING: the parked frames are going up
- * inline on some CPU; then the bucket is inline (0).
+ * inline on the CPU in bits 0-31; then the bucket is inline (0).
  */
 #define VRSS_BUCKET_PENDING	BIT_ULL(63)
 #define VRSS_BUCKET_PARKED	BIT_ULL(62)
@@ -324,7 +324,7 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 		skb_queue_splice_tail_init(&vd->park[b], up);
 		/* Nothing to hand up (cannot be: a parked bucket has a frame). */
 		atomic64_set(&vd->buckets[b], skb_queue_empty(up) ? 0 :
-			     VRSS_BUCKET_DELIVERING);
+			     VRSS_BUCKET_DELIVERING | smp_processor_id());
 	}
 	vrss_bucket_moved(vd, b, from, to);
 	return to;
@@ -437,6 +437,13 @@ static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 	__skb_queue_head_init(&up);
 	for (;; last = atomic64_read_acquire(&vd->buckets[b])) {
 		if (unlikely(last & VRSS_BUCKET_DELIVERING)) {
+			/*
+			 * A frame the stack sent back into the lower while
+			 * this CPU hands the parked ones up (an ingress
+			 * redirect): it comes after the one being handed up.
+			 */
+			if ((u32)last == smp_processor_id())
+				return vrss_rx_inline(pc, skb);
 			/* Another CPU hands the parked frames up: after them. */
 			cpu_relax();
 			continue;

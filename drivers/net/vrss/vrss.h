@@ -156,6 +156,7 @@ struct vrss_dev {
 	struct vrss_rss __rcu *rss;
 	struct vrss_steer __rcu *steer;
 	unsigned int width;		/* asked for by the load policy */
+	unsigned int steer_gen;		/* rss.c: tables rebuilt from the user's */
 	/* Per bucket: its queue and that queue's tail after its last frame. */
 	atomic64_t buckets[VRSS_INDIR_SIZE];
 	/* Per bucket: frames waiting for their old ring to drain (rx.c). */
@@ -173,6 +174,7 @@ struct vrss_dev {
 	int primary_cpu;		/* the busiest of them, or -1 */
 	struct vrss_bucket_load *bucket_load;
 	struct vrss_rebal rebal;	/* which buckets moved by load, held */
+	unsigned int rebal_gen;		/* steer_gen the holds are about */
 	u32 rebal_table[VRSS_INDIR_SIZE]; /* the table in effect, rebalanced */
 	struct vrss_load *rebal_load;	/* the queues' loads it works from */
 
