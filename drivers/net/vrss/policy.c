@@ -209,8 +209,6 @@ static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
 		p->width = old;
 		return;
 	}
-	/* The user's table at the new width: rebalancing starts over. */
-	vrss_rebal_reset(&vd->rebal);
 	for (i = 0; i < old && i < p->nr; i++)
 		sum += vrss_policy_load(p, i);
 	trace_vrss_width_change(vd->dev, old, width, vrss_policy_load(p, 0),
@@ -237,7 +235,10 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 	width = vrss_rss_get_steer(vd, vd->rebal_table);
 	if (width < 2 || width > p->nr)
 		return;
-	/* The user's table changed since (ethtool -X, -L): forget the holds. */
+	/*
+	 * rss.c rebuilt the table from the user's since (a width, table or
+	 * queue count change, rebalancing turned off): forget the holds.
+	 */
 	if (vd->rebal_gen != vd->steer_gen) {
 		vrss_rebal_reset(&vd->rebal);
 		vd->rebal_gen = vd->steer_gen;
@@ -313,16 +314,10 @@ out:
 	mutex_unlock(&vd->steer_lock);
 }
 
-/*
- * Under steer_lock: knobs or tables changed; 0 and 100 take effect now.
- * A table rebuilt (the user's changed, or rebalancing turned off) is the
- * user's table at the width: rebalancing starts over.
- */
-static void __vrss_load_reconfig(struct vrss_dev *vd, bool rebuilt)
+/* Under steer_lock: knobs or tables changed; 0 and 100 take effect now. */
+static void __vrss_load_reconfig(struct vrss_dev *vd)
 {
 	lockdep_assert_held(&vd->steer_lock);
-	if (rebuilt)
-		vrss_rebal_reset(&vd->rebal);
 	if (!vd->load_running)
 		return;
 	vrss_load_apply(vd, vrss_policy_config(vd->policy,
@@ -334,7 +329,7 @@ static void __vrss_load_reconfig(struct vrss_dev *vd, bool rebuilt)
 void vrss_load_reconfig(struct vrss_dev *vd)
 {
 	mutex_lock(&vd->steer_lock);
-	__vrss_load_reconfig(vd, true);
+	__vrss_load_reconfig(vd);
 	mutex_unlock(&vd->steer_lock);
 }
 
@@ -352,7 +347,6 @@ void vrss_load_start(struct vrss_dev *vd)
 			vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
 		}
 		vrss_load_sample_all(vd);
-		vrss_rebal_reset(&vd->rebal);
 		vrss_load_apply(vd, vrss_policy_reset(vd->policy,
 						      vd->knobs[VRSS_KNOB_THRESHOLD],
 						      vrss_rss_max_width(vd)));
@@ -374,8 +368,6 @@ void vrss_load_stop(struct vrss_dev *vd)
 int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 		       unsigned int val)
 {
-	bool rebuilt = false;
-
 	if (!vrss_param_valid(&vrss_params[knob], val))
 		return -EINVAL;
 
@@ -384,10 +376,13 @@ int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running &&
 	    cancel_delayed_work(&vd->load_work))
 		vrss_load_queue(vd);
-	/* Rebalancing off: back to the user's table (in order, as any move). */
+	/*
+	 * Rebalancing off: back to the user's table (in order, as any move);
+	 * on allocation failure the rebalanced one stays until the next.
+	 */
 	if (knob == VRSS_KNOB_REBALANCE && !val)
-		rebuilt = !vrss_rss_set_width(vd, vd->width);
-	__vrss_load_reconfig(vd, rebuilt);
+		vrss_rss_set_width(vd, vd->width);
+	__vrss_load_reconfig(vd);
 	mutex_unlock(&vd->steer_lock);
 	return 0;
 }
