@@ -259,6 +259,18 @@ static void vrss_park_to_ring(struct vrss_dev *vd, unsigned int b,
 }
 
 /*
+ * Under the producer locks of @q, the ring bucket @b leaves, and of @t:
+ * its parked frames onto @t's ring, and the bucket with them.
+ */
+static void vrss_park_onto(struct vrss_dev *vd, unsigned int b,
+			   struct vrss_queue *q, struct vrss_queue *t)
+{
+	vrss_unparked(q, skb_queue_len(&vd->park[b]));
+	vrss_park_to_ring(vd, b, t);
+	atomic64_set(&vd->buckets[b], vrss_bucket_pack(t->index, t->tail));
+}
+
+/*
  * Parked frames going inline (@list, taken off the park): up to the stack
  * now, one by one and in order, ahead of any later frame of the bucket.
  * RCU held and BH off, as in the rx_handler; then the bucket is inline.
@@ -295,15 +307,12 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 			     u32 to, struct sk_buff_head *up, bool nested)
 {
 	struct vrss_queue *q = &vd->queues[from], *t = &vd->queues[to];
-	unsigned int n = skb_queue_len(&vd->park[b]);
 
 	if (to == from) {
 		/* The move is off: the frames are newer than the ring's. */
-		vrss_unparked(q, n);
-		vrss_park_to_ring(vd, b, t);
-		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
-		if (!__ptr_ring_empty(&t->ring))
-			vrss_queue_kick(t);
+		vrss_park_onto(vd, b, q, q);
+		if (!__ptr_ring_empty(&q->ring))
+			vrss_queue_kick(q);
 		return to;
 	}
 	if (to) {
@@ -313,14 +322,12 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 		} else {
 			spin_lock_nested(&t->ring.producer_lock, SINGLE_DEPTH_NESTING);
 		}
-		vrss_unparked(q, n);
-		vrss_park_to_ring(vd, b, t);
-		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
+		vrss_park_onto(vd, b, q, t);
 		spin_unlock(&t->ring.producer_lock);
 		if (!__ptr_ring_empty(&t->ring))
 			vrss_queue_kick(t);
 	} else {
-		vrss_unparked(q, n);
+		vrss_unparked(q, skb_queue_len(&vd->park[b]));
 		skb_queue_splice_tail_init(&vd->park[b], up);
 		/* Nothing to hand up (cannot be: a parked bucket has a frame). */
 		atomic64_set(&vd->buckets[b], skb_queue_empty(up) ? 0 :
