@@ -131,6 +131,15 @@ static void sim_run(struct sim *s, unsigned int n)
 		sim_step(s, NULL);
 }
 
+/* Intervals until the first rebalance (at most 16), its result in @res. */
+static void sim_first_move(struct sim *s, struct vrss_rebal_result *res)
+{
+	unsigned int i;
+
+	for (i = 0; i < 16 && !sim_step(s, res); i++)
+		;
+}
+
 /*
  * Two heavy flows whose buckets meet in queue 1 of 4, light flows
  * everywhere: the heavy ones end on different CPUs, the light ones stay.
@@ -218,7 +227,6 @@ static void test_busy_application_gives_way(void **state)
 {
 	struct vrss_rebal_result res;
 	struct sim s;
-	unsigned int i;
 
 	(void)state;
 	sim_init(&s, 3);
@@ -226,8 +234,7 @@ static void test_busy_application_gives_way(void **state)
 	s.light[0] = 1;
 	s.demand[1] = 50;		/* queue 1: two heavy flows */
 	s.demand[4] = 40;
-	for (i = 0; i < 16 && !sim_step(&s, &res); i++)
-		;
+	sim_first_move(&s, &res);
 	assert_int_equal(res.from, 1);
 	assert_int_equal(res.to, 2);
 	assert_int_equal(res.moved, 1);
@@ -280,7 +287,6 @@ static void test_ties(void **state)
 {
 	struct vrss_rebal_result res;
 	struct sim s;
-	unsigned int i;
 
 	(void)state;
 	sim_init(&s, 4);
@@ -288,9 +294,7 @@ static void test_ties(void **state)
 	s.demand[5] = 30;
 	s.demand[9] = 30;
 	s.demand[13] = 30;
-	/* Smoothed loads at steady state: no lag to reason about. */
-	for (i = 0; i < 16 && !sim_step(&s, &res); i++)
-		;
+	sim_first_move(&s, &res);
 	assert_int_equal(res.from, 1);
 	assert_int_equal(res.to, 0);	/* queues 0, 2 and 3 are all idle */
 	/*
