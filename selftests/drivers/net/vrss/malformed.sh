@@ -56,7 +56,6 @@ snmp() {
 	esac
 }
 
-
 # delivered: frames vrss0's queues handed to the stack, per queue.
 delivered() {
 	vrss_queue_packets vrss0

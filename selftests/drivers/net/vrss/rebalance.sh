@@ -64,7 +64,11 @@ light0=$(echo "$picked" | awk '/light:/ { printf "%s ", $8 }')
 light0=${light0% }
 ktap_check "3 heavy flows in 3 buckets of queue 1, a light flow on each other queue" \
 	test ${#hb[@]} = 3 -a ${#lb[@]} = 3
-user_table=$(ethtool -x vrss0 | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }')
+# table: the user's table as ethtool -x shows it, one line.
+table() {
+	ethtool -x vrss0 | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }'
+}
+user_table=$(table)
 
 # queues_of BUCKET...: their queues in the table in effect.
 queues_of() {
@@ -126,8 +130,7 @@ heavy_there() {
 ktap_check "... their frames went there, three vCPUs apart" heavy_there
 ktap_check "the light flows stayed on their queues ($light0)" \
 	test "$(queues_of "${lb[@]}")" = "$light0"
-ktap_check "ethtool -x still shows the user's table" test \
-	"$(ethtool -x vrss0 | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }')" = "$user_table"
+ktap_check "ethtool -x still shows the user's table" test "$(table)" = "$user_table"
 read -r -a bp < /sys/class/net/vrss0/vrss/bucket_packets
 hp=() lp=()
 for b in "${hb[@]}"; do hp+=("${bp[b]}"); done

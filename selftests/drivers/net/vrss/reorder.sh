@@ -40,7 +40,6 @@ cleanup() {
 trap cleanup EXIT
 taint0=$(vrss_taint_other)
 
-
 # The flows differ only in the low 4 bits of their source port: with the
 # boot's random key, 1 boot in 32 hashes all 16 onto queue 0 and no bucket
 # ever moves.  Microsoft's verification key spreads them evenly over 2, 3
