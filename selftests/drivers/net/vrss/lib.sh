@@ -138,6 +138,13 @@ vrss_net_cleanup() {
 	ip netns del $VRSS_PEER 2>/dev/null
 }
 
+# Microsoft's RSS verification key.  The boot's key is random, and the
+# Toeplitz hash is linear in its input bits: flows whose ports differ in a
+# few low bits can all meet in a few queues under some keys.  Tests that
+# need every queue used set this one: vrss_traffic's 64 flows then split
+# 32+32, 20+22+22 and 16+16+16+16 over 2, 3 and 4 queues.
+VRSS_MS_KEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
+
 # veth hands a frame to the lower on the CPU that sent it, so that is
 # where vrss0's primary queue receives it (inline) and what the load gate
 # samples: the tests' senders run on CPU 0 unless they say otherwise, so

@@ -32,9 +32,9 @@ taint0=$(vrss_taint_other)
 
 setup() {
 	vrss_load threshold=0 && vrss_net_setup numrxqueues "$nq" &&
-		ethtool -K vrss0 rxhash on
+		ethtool -K vrss0 rxhash on && ethtool -X vrss0 hkey $VRSS_MS_KEY
 }
-ktap_check "vrss0 with $nq queues, rxhash on, threshold 0" setup
+ktap_check "vrss0 with $nq queues, rxhash on, threshold 0, Microsoft's key" setup
 # A kernel without netdev qstats (before 6.9: Debian's 6.1) has nothing
 # to test here; on one that has them, a failing read is a failure.
 if ! err=$(ynl qstats vrss0 2>&1 > /dev/null); then
@@ -60,15 +60,26 @@ per_queue_ethtool() {
 	done
 }
 
-vrss_send_udp 64 10
 ping -c 3 -i 0.2 -q $VRSS_PEER_IP > /dev/null
-sleep 0.3
+# 64 flows of 10 datagrams, which the key splits over every queue.
+want=$(vrss_predict $VRSS_PEER_IP $VRSS_IP 64 10 vrss0)
+before=$(vrss_queue_packets vrss0)
+r=$(vrss_rx_packets)
+vrss_send_udp 64 10
+vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 640))
+got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 q=$(ynl qstats-queues vrss0)
 e=$(per_queue_ethtool "$nq")
 echo "# qstats per queue:" $q
 ktap_check "qstats-get per queue = ethtool -S per queue ($nq queues)" test "$q" = "$e"
-ktap_check "every queue received some of the 640 datagrams" \
-	test "$(awk '$2 > 0' <<< "$q" | wc -l)" = "$nq"
+echo "# 640 datagrams per queue: predicted $want, got $got"
+# What the key and table predict, and that is some for every queue.
+every_queue() {
+	local n
+	[ "$got" = "$want" ] && [ "$(wc -w <<< "$want")" = "$nq" ] || return 1
+	for n in $want; do [ "$n" -gt 0 ] || return 1; done
+}
+ktap_check "every queue received its predicted share of the 640 datagrams" every_queue
 d=$(ynl qstats vrss0)
 l=$(link_stats)
 echo "# qstats of vrss0: $d; ip -s link: $l"

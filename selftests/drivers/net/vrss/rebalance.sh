@@ -40,10 +40,9 @@ dmesg -C
 # receiver: CPUs 1 to 3 carry the spread queues and nothing else.
 taskset -cp 0 $$ > /dev/null
 
-MSKEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
 setup() {
 	vrss_load threshold=50 hysteresis=20 && vrss_net_setup numrxqueues 4 &&
-		ethtool -K vrss0 rxhash on && ethtool -X vrss0 hkey $MSKEY &&
+		ethtool -K vrss0 rxhash on && ethtool -X vrss0 hkey $VRSS_MS_KEY &&
 		sysctl -qw net.core.rmem_max=$((64 << 20)) &&
 		[ "$(vrss_sys rebalance)" = 1 ]
 }

@@ -44,10 +44,9 @@ taint0=$(vrss_taint_other)
 # boot's random key, 1 boot in 32 hashes all 16 onto queue 0 and no bucket
 # ever moves.  Microsoft's verification key spreads them evenly over 2, 3
 # or 4 queues (an independent Toeplitz says 8+8, 5+5+6, 4+4+4+4).
-MSKEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
 setup() {
 	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on &&
-		ethtool -X vrss0 hkey $MSKEY &&
+		ethtool -X vrss0 hkey $VRSS_MS_KEY &&
 		vrss_sys_set interval_ms 10 &&
 		ip netns exec $VRSS_PEER ethtool -K veth1 gso off tx-udp-segmentation off > /dev/null &&
 		sysctl -qw net.core.rmem_max=$((64 << 20))

@@ -68,7 +68,7 @@ ktap_check "ethtool -X equal 1: every entry queue 0" sh -c \
 vrss_check_steering "equal 1: every flow on queue 0" $VRSS_PEER_IP $VRSS_IP
 
 ethtool -X vrss0 default
-newkey=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
+newkey=$VRSS_MS_KEY
 ktap_check "ethtool -X hkey sets the key" sh -c \
 	"ethtool -X vrss0 hkey $newkey && ethtool -x vrss0 | grep -qx '$newkey'"
 vrss_check_steering "new key: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP
