@@ -103,6 +103,8 @@ fi
 
 ktap_check "ethtool -K vrss0 rxhash on" sh -c \
 	'ethtool -K vrss0 rxhash on && ethtool -k vrss0 | grep -qx "receive-hashing: on"'
+# A key that splits the 64 flows over every queue (lib.sh).
+ethtool -X vrss0 hkey $VRSS_MS_KEY
 
 vrss_send_and_count 64 $((N / 64))
 echo "# rxhash on, $N packets on 64 flows: per-queue ${delta[*]}"

@@ -45,7 +45,8 @@ taint0=$(vrss_taint_other)
 
 
 setup() {
-	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on
+	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on &&
+		ethtool -X vrss0 hkey $VRSS_MS_KEY
 }
 ktap_check "vrss0 with $nq queues, rxhash on, threshold 80 (default)" setup
 interval=$(vrss_sys interval_ms)

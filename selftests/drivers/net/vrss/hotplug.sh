@@ -23,7 +23,8 @@ trap cleanup EXIT
 
 taint0=$(vrss_taint_other)
 setup() {
-	vrss_load threshold=0 && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on
+	vrss_load threshold=0 && vrss_net_setup numrxqueues 2 && ethtool -K vrss0 rxhash on &&
+		ethtool -X vrss0 hkey $VRSS_MS_KEY
 }
 ktap_check "vrss0 with 2 queues, rxhash on" setup
 
