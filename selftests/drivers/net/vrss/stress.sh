@@ -19,7 +19,8 @@
 # round (VRSS_STEP_TIMEOUT: the bound, for slow debug kernels).  Oopses
 # and WARNs fail the run (panic_on_warn, tools/vm/run).
 #
-# VRSS_STRESS_SECONDS (default 36) is the churn time over all rounds.
+# VRSS_STRESS_SECONDS (default 36) is the churn time over all rounds,
+# VRSS_STRESS_ROUNDS (default 3, at least 1) the number of rounds.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
@@ -28,7 +29,8 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 command -v iperf3 > /dev/null || ktap_skip_all "iperf3 not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs"
 
-ROUNDS=3
+ROUNDS=${VRSS_STRESS_ROUNDS:-3}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || ROUNDS=3
 churn=$(( ${VRSS_STRESS_SECONDS:-36} / ROUNDS ))
 [ "$churn" -ge 2 ] || churn=2
 nq=$(nproc)
