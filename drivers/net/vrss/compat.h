@@ -11,8 +11,6 @@
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
 
-#include "vrss.h"
-
 /* 6.12 made lockless transmit a device flag instead of a feature bit. */
 static inline void vrss_compat_set_lltx(struct net_device *dev)
 {
@@ -25,90 +23,104 @@ static inline void vrss_compat_set_lltx(struct net_device *dev)
 
 /*
  * ethtool get/set_rxfh took separate arguments until 6.8, a struct
- * ethtool_rxfh_param (and an extack) since.  Both forward to
- * vrss_rxfh_get/set() in ethtool.c.
+ * ethtool_rxfh_param (and an extack) since.  VRSS_RXFH_ADAPTERS(get, set)
+ * defines get_compat() and set_compat(), with the kernel's signatures, in
+ * the file that uses it, around that file's own
+ *
+ *	int get(struct net_device *dev, u32 *indir, u8 *key, u8 *hfunc);
+ *	int set(struct net_device *dev, const u32 *indir, const u8 *key,
+ *		u8 hfunc, struct netlink_ext_ack *extack);
+ *
+ * so that this header calls nothing of the driver's.
  */
 #ifdef VRSS_HAVE_RXFH_PARAM
-static inline int vrss_compat_get_rxfh(struct net_device *dev,
-				       struct ethtool_rxfh_param *p)
-{
-	return vrss_rxfh_get(dev, p->indir, p->key, &p->hfunc);
-}
-
-static inline int vrss_compat_set_rxfh(struct net_device *dev,
-				       struct ethtool_rxfh_param *p,
-				       struct netlink_ext_ack *extack)
-{
-	return vrss_rxfh_set(dev, p->indir, p->key, p->hfunc, extack);
+#define VRSS_RXFH_ADAPTERS(get, set)					\
+static int get##_compat(struct net_device *dev,			\
+			struct ethtool_rxfh_param *p)			\
+{									\
+	return get(dev, p->indir, p->key, &p->hfunc);			\
+}									\
+static int set##_compat(struct net_device *dev,			\
+			struct ethtool_rxfh_param *p,			\
+			struct netlink_ext_ack *extack)			\
+{									\
+	return set(dev, p->indir, p->key, p->hfunc, extack);		\
 }
 #else
-static inline int vrss_compat_get_rxfh(struct net_device *dev, u32 *indir,
-				       u8 *key, u8 *hfunc)
-{
-	return vrss_rxfh_get(dev, indir, key, hfunc);
-}
-
-static inline int vrss_compat_set_rxfh(struct net_device *dev,
-				       const u32 *indir, const u8 *key,
-				       const u8 hfunc)
-{
-	return vrss_rxfh_set(dev, indir, key, hfunc, NULL);
+#define VRSS_RXFH_ADAPTERS(get, set)					\
+static int get##_compat(struct net_device *dev, u32 *indir, u8 *key,	\
+			u8 *hfunc)					\
+{									\
+	return get(dev, indir, key, hfunc);				\
+}									\
+static int set##_compat(struct net_device *dev, const u32 *indir,	\
+			const u8 *key, const u8 hfunc)			\
+{									\
+	return set(dev, indir, key, hfunc, NULL);			\
 }
 #endif
 
 /*
- * 6.12: per-queue statistics over netdev netlink (qstats-get).  Queues in
- * use report their packets and bytes; the base stats hold what the
- * others counted, so that the sums equal ip -s link's totals.
+ * 6.9+: per-queue statistics over netdev netlink (qstats-get).
+ * VRSS_STAT_OPS(name, rx, tx, base) defines the struct netdev_stat_ops
+ * `name` in the file that uses it, around that file's own
+ *
+ *	void rx(struct net_device *dev, int i, u64 *packets, u64 *bytes);
+ *	void tx(struct net_device *dev, int i, u64 *packets, u64 *bytes);
+ *	void base(struct net_device *dev, u64 *rx_packets, u64 *rx_bytes,
+ *		  u64 *tx_packets, u64 *tx_bytes);
+ *
+ * and vrss_compat_set_stat_ops(dev, &name) installs it; before 6.9 there
+ * is nothing to install.
  */
 #ifdef VRSS_HAVE_STAT_OPS
 #include <net/netdev_queues.h>
 
-static inline void vrss_compat_queue_stats_rx(struct net_device *dev, int i,
-					      struct netdev_queue_stats_rx *rx)
-{
-	struct vrss_dev *vd = netdev_priv(dev);
-
-	vrss_queue_read_stats(vd, i, &rx->packets, &rx->bytes);
+#define VRSS_STAT_OPS(name, rx, tx, base)				\
+static void name##_rx(struct net_device *dev, int i,			\
+		      struct netdev_queue_stats_rx *s)			\
+{									\
+	rx(dev, i, &s->packets, &s->bytes);				\
+}									\
+static void name##_tx(struct net_device *dev, int i,			\
+		      struct netdev_queue_stats_tx *s)			\
+{									\
+	tx(dev, i, &s->packets, &s->bytes);				\
+}									\
+static void name##_base(struct net_device *dev,			\
+			struct netdev_queue_stats_rx *r,		\
+			struct netdev_queue_stats_tx *t)		\
+{									\
+	base(dev, &r->packets, &r->bytes, &t->packets, &t->bytes);	\
+}									\
+static const struct netdev_stat_ops name = {				\
+	.get_queue_stats_rx	= name##_rx,				\
+	.get_queue_stats_tx	= name##_tx,				\
+	.get_base_stats		= name##_base,				\
 }
 
-static inline void vrss_compat_queue_stats_tx(struct net_device *dev, int i,
-					      struct netdev_queue_stats_tx *tx)
+static inline void vrss_compat_set_stat_ops(struct net_device *dev,
+					    const struct netdev_stat_ops *ops)
 {
-	vrss_tx_read_stats(netdev_priv(dev), &tx->packets, &tx->bytes);
-}
-
-static inline void vrss_compat_base_stats(struct net_device *dev,
-					  struct netdev_queue_stats_rx *rx,
-					  struct netdev_queue_stats_tx *tx)
-{
-	struct vrss_dev *vd = netdev_priv(dev);
-	unsigned int i;
-	u64 packets, bytes;
-
-	rx->packets = 0;
-	rx->bytes = 0;
-	for (i = dev->real_num_rx_queues; i < dev->num_rx_queues; i++) {
-		vrss_queue_read_stats(vd, i, &packets, &bytes);
-		rx->packets += packets;
-		rx->bytes += bytes;
-	}
-	tx->packets = 0;
-	tx->bytes = 0;
-}
-
-static inline void vrss_compat_set_stat_ops(struct net_device *dev)
-{
-	static const struct netdev_stat_ops ops = {
-		.get_queue_stats_rx	= vrss_compat_queue_stats_rx,
-		.get_queue_stats_tx	= vrss_compat_queue_stats_tx,
-		.get_base_stats		= vrss_compat_base_stats,
-	};
-
-	dev->stat_ops = &ops;
+	dev->stat_ops = ops;
 }
 #else
-static inline void vrss_compat_set_stat_ops(struct net_device *dev)
+/* Nothing to install, but the same signatures, checked. */
+struct vrss_compat_stat_ops {
+	void (*rx)(struct net_device *dev, int i, u64 *packets, u64 *bytes);
+	void (*tx)(struct net_device *dev, int i, u64 *packets, u64 *bytes);
+	void (*base)(struct net_device *dev, u64 *rx_packets, u64 *rx_bytes,
+		     u64 *tx_packets, u64 *tx_bytes);
+};
+
+#define VRSS_STAT_OPS(name, rx_fn, tx_fn, base_fn)			\
+static const struct vrss_compat_stat_ops name = {			\
+	.rx = rx_fn, .tx = tx_fn, .base = base_fn,			\
+}
+
+static inline void
+vrss_compat_set_stat_ops(struct net_device *dev,
+			 const struct vrss_compat_stat_ops *ops)
 {
 }
 #endif

@@ -93,7 +93,8 @@ static u32 vrss_get_rxfh_indir_size(struct net_device *dev)
 	return VRSS_INDIR_SIZE;
 }
 
-int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key, u8 *hfunc)
+static int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key,
+			 u8 *hfunc)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 	const struct vrss_rss *rss = rtnl_dereference(vd->rss);
@@ -108,8 +109,9 @@ int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key, u8 *hfunc)
 }
 
 /* Toeplitz only; every entry must name a queue in use. */
-int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
-		  u8 hfunc, struct netlink_ext_ack *extack)
+static int vrss_rxfh_set(struct net_device *dev, const u32 *indir,
+			 const u8 *key, u8 hfunc,
+			 struct netlink_ext_ack *extack)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 	int err;
@@ -129,6 +131,9 @@ int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
 		vrss_load_reconfig(vd);
 	return err;
 }
+
+/* The kernel's get/set_rxfh (compat.h: their arguments changed in 6.8). */
+VRSS_RXFH_ADAPTERS(vrss_rxfh_get, vrss_rxfh_set)
 
 static int vrss_flow_of(u32 flow_type)
 {
@@ -313,8 +318,8 @@ const struct ethtool_ops vrss_ethtool_ops = {
 	.get_ethtool_stats	= vrss_get_ethtool_stats,
 	.get_rxfh_key_size	= vrss_get_rxfh_key_size,
 	.get_rxfh_indir_size	= vrss_get_rxfh_indir_size,
-	.get_rxfh		= vrss_compat_get_rxfh,
-	.set_rxfh		= vrss_compat_set_rxfh,
+	.get_rxfh		= vrss_rxfh_get_compat,
+	.set_rxfh		= vrss_rxfh_set_compat,
 	.get_rxnfc		= vrss_get_rxnfc,
 	.set_rxnfc		= vrss_set_rxnfc,
 };

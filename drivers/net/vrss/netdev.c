@@ -203,8 +203,22 @@ static netdev_tx_t vrss_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 }
 
-void vrss_tx_read_stats(struct vrss_dev *vd, u64 *packets, u64 *bytes)
+/*
+ * netdev netlink qstats (6.9+, compat.h).  Queues in use report their own
+ * packets and bytes; the base stats hold what the others counted, so that
+ * the sums equal ip -s link's totals.  Transmit is counted per device, on
+ * its one tx queue.
+ */
+static void vrss_qstats_rx(struct net_device *dev, int i, u64 *packets,
+			   u64 *bytes)
 {
+	vrss_queue_read_stats(netdev_priv(dev), i, packets, bytes);
+}
+
+static void vrss_qstats_tx(struct net_device *dev, int i, u64 *packets,
+			   u64 *bytes)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
 	unsigned int start;
 	int cpu;
 
@@ -223,6 +237,26 @@ void vrss_tx_read_stats(struct vrss_dev *vd, u64 *packets, u64 *bytes)
 		*bytes += b;
 	}
 }
+
+static void vrss_qstats_base(struct net_device *dev, u64 *rx_packets,
+			     u64 *rx_bytes, u64 *tx_packets, u64 *tx_bytes)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	unsigned int i;
+	u64 packets, bytes;
+
+	*rx_packets = 0;
+	*rx_bytes = 0;
+	for (i = dev->real_num_rx_queues; i < dev->num_rx_queues; i++) {
+		vrss_queue_read_stats(vd, i, &packets, &bytes);
+		*rx_packets += packets;
+		*rx_bytes += bytes;
+	}
+	*tx_packets = 0;
+	*tx_bytes = 0;
+}
+
+VRSS_STAT_OPS(vrss_stat_ops, vrss_qstats_rx, vrss_qstats_tx, vrss_qstats_base);
 
 static void vrss_get_stats64(struct net_device *dev,
 			     struct rtnl_link_stats64 *s)
@@ -300,7 +334,7 @@ static void vrss_setup(struct net_device *dev)
 	dev->vlan_features |= VRSS_ALWAYS_ON;
 	/* Receive hashing is the vRSS switch: available, off by default. */
 	dev->hw_features |= NETIF_F_RXHASH;
-	vrss_compat_set_stat_ops(dev);
+	vrss_compat_set_stat_ops(dev, &vrss_stat_ops);
 	/* /sys/class/net/<dev>/vrss/: the load knobs and status. */
 	dev->sysfs_groups[0] = &vrss_sysfs_group;
 }

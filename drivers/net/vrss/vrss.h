@@ -193,9 +193,6 @@ struct vrss_dev {
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
 
-/* netdev.c */
-void vrss_tx_read_stats(struct vrss_dev *vd, u64 *packets, u64 *bytes);
-
 /* rx.c */
 int vrss_rx_init(void);
 void vrss_rx_exit(void);
@@ -242,8 +239,5 @@ extern const struct attribute_group vrss_sysfs_group;
 
 /* ethtool.c */
 extern const struct ethtool_ops vrss_ethtool_ops;
-int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key, u8 *hfunc);
-int vrss_rxfh_set(struct net_device *dev, const u32 *indir, const u8 *key,
-		  u8 hfunc, struct netlink_ext_ack *extack);
 
 #endif /* _VRSS_H */
