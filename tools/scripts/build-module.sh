@@ -20,4 +20,4 @@ while read -r f; do
 	mkdir -p "$out/$(dirname "$f")"
 	ln -s "$repo/$f" "$out/$f"
 done
-exec make -s -C "$kdir" M="$out" "$@" modules
+exec make -s -j"$(nproc)" -C "$kdir" M="$out" "$@" modules

@@ -50,7 +50,7 @@ for line in "${kernels[@]}"; do
 		"$scratch/root/lib/modules/$kver/" 2>/dev/null
 	depmod -b "$scratch/root" "$kver" 2>&1 | sed 's/^/# /'
 	result "${PIPESTATUS[0]}" "depmod of the DKMS tree for $kver"
-	out=$(make -s -C "$scratch/src/vrss-$version" KDIR="/lib/modules/$kver/build" \
+	out=$(make -s -j"$(nproc)" -C "$scratch/src/vrss-$version" KDIR="/lib/modules/$kver/build" \
 		INSTALL_MOD_PATH="$scratch/inst" install 2>&1)
 	rc=$?
 	[ -n "$(find "$scratch/inst/lib/modules/$kver/extra" -name 'vrss.ko*' 2>/dev/null)" ] || rc=1

@@ -26,10 +26,13 @@ trap cleanup EXIT
 vrss_load || { echo "not ok: insmod vrss.ko"; exit 1; }
 if [ -n "${VRSS_NIC:-}" ]; then
 	# tools/vm/run --nic: vrss0 on the virtio-net NIC, the far end the
-	# host's namespace behind it (tools/vm/remote_vmhost.py).
-	ip link set "$VRSS_NIC" up &&
+	# host's namespace behind it (tools/vm/remote_vmhost.py).  IPv6 on
+	# vrss0 even if a test before this one in the boot turned it off.
+	ip addr flush dev "$VRSS_NIC" &&
+		ip link set "$VRSS_NIC" up &&
 		ip link add link "$VRSS_NIC" name vrss0 type vrss &&
-		sysctl -qw net.ipv6.conf.vrss0.accept_dad=0 &&
+		sysctl -qw net.ipv6.conf.vrss0.accept_dad=0 \
+			net.ipv6.conf.vrss0.disable_ipv6=0 &&
 		ip link set vrss0 up &&
 		ip addr add 198.51.100.1/24 dev vrss0 &&
 		ip addr add 2001:db8::1/64 dev vrss0 nodad ||
