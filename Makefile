@@ -87,7 +87,8 @@ rig-tests:
 check:
 	@$(S)/check.sh
 
-# make check with the 4-vCPU runs on both kernels and a longer stress run.
+# make check with the steering tests with 2 and 4 vCPUs on both kernels,
+# longer stress and fuzzing.
 check-full:
 	@VRSS_CHECK_FULL=1 $(S)/check.sh
 

@@ -8,9 +8,10 @@
 # any case skipped that this machine supports (see expected_skip).  Logs go
 # to build/check/.  Nothing is run twice: a failure is a failure.
 #
-# Every selftest runs once per kernel: the steering ones with 4 vCPUs on
-# 6.12, with 2 on 6.1.  VRSS_CHECK_FULL=1 (make check-full): them with 2
-# and with 4 vCPUs on both kernels, stress.sh and the fuzzer for longer.
+# Each veth selftest runs once per kernel: the steering ones with 4 vCPUs
+# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC.
+# VRSS_CHECK_FULL=1 (make check-full): the steering tests with 2 and with
+# 4 vCPUs on both kernels, stress.sh and the fuzzer for longer.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -56,7 +57,7 @@ ktap_leaves() {
 # 6.1 has no netdev qstats (queue statistics over netlink came in 6.9).
 expected_skip() {
 	case $1 in
-	selftests-6.1*) [[ $2 == *" needs netdev netlink qstats (6.9+) # SKIP" ]] ;;
+	selftests-6.1|selftests-6.1-*) [[ $2 == *" needs netdev netlink qstats (6.9+) # SKIP" ]] ;;
 	*) return 1 ;;
 	esac
 }
@@ -111,14 +112,20 @@ suite tools tools/ttcp/test.sh
 suite docs tools/scripts/docs.sh
 suite rig tools/vm/tests/run_tests.sh
 suite dkms tools/scripts/dkms-check.sh
-# The selftests that steer flows over the queues (and stress.sh) run in a
-# 4-vCPU guest on 6.12 and in the 2-vCPU one on 6.1 (make check-full: in
-# both on both), so that each runs once per kernel; the others run with 2
-# vCPUs on both.
+# Each veth selftest runs once per kernel: the ones that steer flows over
+# the queues (and stress.sh) in a 4-vCPU guest on 6.12 and in the 2-vCPU
+# one on 6.1, the others with 2 vCPUs on both (make check-full: the
+# steering ones with 2 and with 4 vCPUs on both).  The list is the
+# kselftest Makefile's TEST_PROGS, as make reads it.
 steering="datapath.sh rss.sh parse.sh qstats.sh gate.sh reorder.sh stress.sh"
-all_progs=$(awk '/^TEST_PROGS :=/ { on = 1; sub(/^TEST_PROGS :=/, "") }
-	on { l = $0; sub(/\\$/, "", l); printf "%s ", l; if ($0 !~ /\\$/) on = 0 }' \
-	selftests/drivers/net/vrss/Makefile | xargs)
+all_progs=$(make -s -C build/ksft/tools/testing/selftests/drivers/net/vrss \
+	--eval 'vrss-progs: ; @echo $(TEST_PROGS)' vrss-progs 2> /dev/null)
+for p in $steering; do
+	grep -qw -- "$p" <<< "$all_progs" || {
+		echo "check: $p is not in the selftests' TEST_PROGS ('$all_progs'): make ksft failed?" >&2
+		exit 1
+	}
+done
 ksft="tools/scripts/ksft-run.sh"
 while read -r series kver; do
 	two=$all_progs four=rebalance.sh drv=()
@@ -141,7 +148,8 @@ while read -r series kver; do
 		suite "selftests-$series-nic$q" tools/vm/run --kernel "$series" --nic $q --timeout 900 -- \
 			tools/scripts/guest-all.sh $ksft virtio.sh "${d[@]}"
 	done
-	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them.
+	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
+	# and on 6.12 (check-full: both) the steering tests.
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
 done < <(tools/scripts/kernels.sh)

@@ -42,7 +42,8 @@ cleanup() {
 	[ -z "$hog" ] || kill "$hog" 2>/dev/null
 	[ -z "$pacer" ] || "$VRSS_REPO/tools/vm/host" kill "$pacer" > /dev/null 2>&1
 	ip link del vrss0 2>/dev/null
-	# The last case's address on the NIC itself: the NIC as it was.
+	# The address the last case put on the NIC itself (a later test in
+	# the same boot may put vrss0 on it).
 	ip addr del $GUEST/24 dev $nic 2>/dev/null
 	vrss_unload 2>/dev/null
 	rm -rf "$tmp"
