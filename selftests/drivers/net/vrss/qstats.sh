@@ -63,11 +63,8 @@ per_queue_ethtool() {
 ping -c 3 -i 0.2 -q $VRSS_PEER_IP > /dev/null
 # 64 flows of 10 datagrams, which the key splits over every queue.
 want=$(vrss_predict $VRSS_PEER_IP $VRSS_IP 64 10 vrss0)
-before=$(vrss_queue_packets vrss0)
-r=$(vrss_rx_packets)
-vrss_send_udp 64 10
-vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 640))
-got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
+vrss_send_and_count 64 10
+got=${delta[*]}
 q=$(ynl qstats-queues vrss0)
 e=$(per_queue_ethtool "$nq")
 echo "# qstats per queue:" $q
