@@ -41,16 +41,20 @@ taint0=$(vrss_taint_other)
 
 ktap_plan $((1 + ROUNDS * 5 + 4))
 
+# Under traffic, starting a process takes the guest a second: stop_all
+# starts one (pkill for the iperf3s) and waits.  The floods and the
+# iperf3 loops end at the stop file, the workers after their step.
 pids=
 stop_all() {
-	touch "$work/stop" "$work/tstop"
-	pkill -f "vrss_traffic flood" 2> /dev/null
+	: > "$work/stop"
+	: > "$work/tstop"
 	pkill -x iperf3 2> /dev/null
 	[ -z "$pids" ] || wait $pids 2> /dev/null
 	pids=
 }
 cleanup() {
 	stop_all
+	pkill -f "vrss_traffic flood" 2> /dev/null
 	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
 	vrss_net_cleanup
 	vrss_unload 2> /dev/null
@@ -70,6 +74,8 @@ running() {
 # per worker, the command too when it hung.
 step() {
 	local rc t0=$EPOCHREALTIME
+	# Stopped: no new step, so that the workers end within one step.
+	running || return 0
 	timeout -k 2 "${VRSS_STEP_TIMEOUT:-20}" "$@" > /dev/null 2>&1
 	rc=$?
 	echo "$rc $(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 )) $1 $2 $3" >> "$work/steps.$worker"
@@ -272,18 +278,23 @@ all_workers="rxhash channels table table2 knobs knobs2 link read"
 # VRSS_STRESS_WORKERS: a subset, to chase a problem down.
 all_workers=${VRSS_STRESS_WORKERS-$all_workers}
 
+# One awk for all workers: under TCG a process per worker costs seconds.
 summary() {
-	local f n out=
-	for f in "$work"/steps.*; do
-		[ -e "$f" ] || continue
-		n=$(wc -l < "$f")
-		out+=" ${f##*/steps.} $n ($(grep -vc '^0 ' "$f") refused),"
-		cat "$f" >> "$work/steps"
-		rm -f "$f"
-	done
-	echo "# steps:${out%,}"
-	sort -k2,2n "$work/steps" | tail -n 1 | awk '{ ms = $2; $1 = $2 = ""; sub(/^ +/, ""); print "# slowest step: " $0 ", " ms " ms" }'
-	rm -f "$work/steps"
+	local f=("$work"/steps.*)
+	[ -e "${f[0]}" ] || { echo "# steps: none"; return; }
+	awk '
+	FNR == 1 { w = FILENAME; sub(/.*\/steps\./, "", w); order[++nw] = w }
+	{ n[w]++; if ($1 != 0) bad[w]++ }
+	$2 + 0 >= max { max = $2 + 0; $1 = $2 = ""; sub(/^ +/, ""); slow = $0 }
+	END {
+		out = ""
+		for (i = 1; i <= nw; i++)
+			out = out sprintf(" %s %d (%d refused),", order[i], n[order[i]], bad[order[i]])
+		sub(/,$/, "", out)
+		print "# steps:" out
+		print "# slowest step: " slow ", " max " ms"
+	}' "${f[@]}"
+	rm -f "${f[@]}"
 }
 
 # churn NAME SECONDS WORKER...: the workers for SECONDS under traffic; no
@@ -308,7 +319,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	# Back to a working state, traffic drained.
 	ip link set veth0 up
 	ip link set vrss0 up
-	sleep 1
+	sleep 0.3
 	read -r lower del drop down < <(counts)
 	lower=$((lower - base_lower))
 	del=$((del - base_del)) drop=$((drop - base_drop)) down=$((down - base_down))
@@ -325,8 +336,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fresh > "$work/fresh.log" 2>&1 || { echo "# could not recreate vrss0:"; sed 's/^/# /' "$work/fresh.log"; }
 done
 
+# start_traffic returns once frames flow.
 start_traffic
-sleep 2
+sleep 0.5
 ktap_check "delete the lower under traffic: vrss0 goes with it" timeout 10 sh -c \
 	'ip link del veth0 && ! ip link show vrss0 2>/dev/null'
 stop_all
