@@ -62,15 +62,35 @@ expected_skip() {
 	esac
 }
 
-# suite NAME CMD...: run CMD with its output in the log and on stdout.
-suite() {
-	local name=$1 start rc secs note= leaves p f s bad=0 l
+# run_suite NAME CMD...: run CMD with its output in build/check/NAME.log
+# (and on stdout unless $quiet), its exit status and seconds in NAME.status.
+run_suite() {
+	local name=$1 start rc
 	shift
-	echo "=== $name"
 	start=$(date +%s)
-	"$@" 2>&1 | tee "$logs/$name.log"
-	rc=${PIPESTATUS[0]}
-	secs=$(($(date +%s) - start))
+	if [ -n "${quiet:-}" ]; then
+		"$@" > "$logs/$name.log" 2>&1
+		rc=$?
+	else
+		echo "=== $name"
+		"$@" 2>&1 | tee "$logs/$name.log"
+		rc=${PIPESTATUS[0]}
+	fi
+	echo "$rc $(($(date +%s) - start))" > "$logs/$name.status"
+}
+
+# suite NAME CMD...: run CMD with its output in the log and on stdout,
+# and count its cases.
+suite() {
+	run_suite "$@"
+	account "$1"
+}
+
+# account NAME: the cases of a suite run_suite ran, into the totals and
+# the summary.
+account() {
+	local name=$1 rc secs note= leaves p f s bad=0 l
+	read -r rc secs < "$logs/$name.status"
 	leaves=$(ktap_leaves "$logs/$name.log")
 	p=$(grep -c '^PASS' <<< "$leaves")
 	f=$(grep -c '^FAIL' <<< "$leaves")
@@ -104,14 +124,31 @@ tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exi
 # The kernel's YNL CLI, for the netlink statistics selftest (qstats.sh).
 tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 failed" >&2; exit 1; }
 
-suite lint tools/scripts/lint.sh
-suite unit make -s -C tests/unit run
-suite fuzz make -s -C tests/fuzz run FUZZ_SECONDS=$fuzz_secs
 suite modules make -s modules-all tools ksft
-suite tools tools/ttcp/test.sh
-suite docs tools/scripts/docs.sh
+# The suites that boot no guest run in the background, one after the
+# other, while the rig's and DKMS's guests boot and wait (a guest leaves
+# a host core idle most of the time; two guests at once would not); their
+# logs are shown when they are done.  lint builds in a tree of its own
+# (build/lint/), not in the one the guests load vrss.ko from.
+host_suites="lint unit fuzz tools docs"
+(
+	quiet=1
+	run_suite lint tools/scripts/lint.sh
+	run_suite unit make -s -C tests/unit run
+	run_suite fuzz make -s -C tests/fuzz run FUZZ_SECONDS=$fuzz_secs
+	run_suite tools tools/ttcp/test.sh
+	run_suite docs tools/scripts/docs.sh
+) &
+host_job=$!
 suite rig tools/vm/tests/run_tests.sh
 suite dkms tools/scripts/dkms-check.sh
+wait "$host_job"
+for name in $host_suites; do
+	echo "=== $name (in the background)"
+	cat "$logs/$name.log"
+	[ -e "$logs/$name.status" ] || echo "1 0" > "$logs/$name.status"
+	account "$name"
+done
 # Each veth selftest runs once per kernel: the ones that steer flows over
 # the queues (and stress.sh) in a 4-vCPU guest on 6.12 and in the 2-vCPU
 # one on 6.1, the others with 2 vCPUs on both (make check-full: the

@@ -77,8 +77,10 @@ ktap_check "rxhash off: every packet on the primary queue" \
 # rxhash off the primary hands every frame up inline, right there: queue 0
 # counts them, on that CPU, and no IPI is sent for them.
 send_pinned() {
+	local r
+	r=$(vrss_rx_packets)
 	taskset -c "$1" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP 64 $((N / 64))
-	sleep 0.5
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + N))
 }
 inline_on() {
 	local c=$1 ipis0 q0 ipis q cpu
