@@ -125,14 +125,16 @@ tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exi
 tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 failed" >&2; exit 1; }
 
 suite modules make -s modules-all tools ksft
-# The suites that boot no guest run in the background, one after the
-# other, while the rig's and DKMS's guests boot and wait (a guest leaves
-# a host core idle most of the time; two guests at once would not); their
+# DKMS and the suites that boot no guest run in the background, one
+# after the other, while the rig's guests boot and wait: a guest leaves a
+# host core idle most of the time.  Guests still boot one at a time
+# (tools/vm/run takes a lock), so DKMS's two wait for the rig's.  The
 # logs are shown when they are done.  lint builds in a tree of its own
 # (build/lint/), not in the one the guests load vrss.ko from.
-host_suites="lint unit fuzz tools docs"
+host_suites="dkms lint unit fuzz tools docs"
 (
 	quiet=1
+	run_suite dkms tools/scripts/dkms-check.sh
 	run_suite lint tools/scripts/lint.sh
 	run_suite unit make -s -C tests/unit run
 	run_suite fuzz make -s -C tests/fuzz run FUZZ_SECONDS=$fuzz_secs
@@ -141,7 +143,6 @@ host_suites="lint unit fuzz tools docs"
 ) &
 host_job=$!
 suite rig tools/vm/tests/run_tests.sh
-suite dkms tools/scripts/dkms-check.sh
 wait "$host_job"
 for name in $host_suites; do
 	echo "=== $name (in the background)"
