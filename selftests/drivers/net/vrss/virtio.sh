@@ -169,7 +169,7 @@ placement() {
 	local id i0 cpus primary ok=0 i cpu
 	i0=$(irqs)
 	id=$("$VRSS_REPO/tools/vm/host" start "$VRSS_TRAFFIC" pace $GUEST 16 400 0.001 21000)
-	sleep 2
+	sleep 1.2
 	primary=$(vrss_sys primary_cpus)
 	cpus=$(irq_cpus "$i0" "$(irqs)")
 	# Read while it sends: the rest of its 6 s is not needed.
@@ -280,10 +280,10 @@ ktap_check "a hog on the delivering vCPU under host traffic spreads; single once
 
 # --- no reorder under every kind of change -----------------------------------
 
-# 20000 datagrams, 16 at a time every 4 ms: about 5 s of traffic the
+# 12000 datagrams, 16 at a time every 4 ms: about 3 s of traffic the
 # guest takes in full, during which the changes land.
 FLOWS=16
-COUNT=20000
+COUNT=12000
 churn() {
 	local i
 	for ((i = 0; ; i++)); do
