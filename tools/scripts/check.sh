@@ -128,11 +128,13 @@ suite modules make -s modules-all tools ksft
 # DKMS and the suites that boot no guest run in the background, one
 # after the other, while the rig's guests boot and wait: a guest leaves a
 # host core idle most of the time.  Guests still boot one at a time
-# (tools/vm/run takes a lock), so DKMS's two wait for the rig's.  The
+# (tools/vm/run takes a lock), so DKMS's two wait for the rig's.  Niced:
+# they take what the rig's guests leave idle, not the boots' CPU.  The
 # logs are shown when they are done.  lint builds in a tree of its own
 # (build/lint/), not in the one the guests load vrss.ko from.
 host_suites="dkms lint unit fuzz tools docs"
 (
+	renice -n 10 "$BASHPID" > /dev/null
 	quiet=1
 	run_suite dkms tools/scripts/dkms-check.sh
 	run_suite lint tools/scripts/lint.sh

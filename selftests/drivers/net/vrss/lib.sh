@@ -413,7 +413,8 @@ vrss_wait_ready() {
 # vrss_sys FILE: a file of /sys/class/net/vrss0/vrss/.
 vrss_sys() {
 	local v
-	# No cat: under TCG an exec costs more than the read.
+	# No cat: under TCG an exec costs more than the read.  Fails when
+	# the file cannot be opened (a read error gives an empty value).
 	v=$(< "/sys/class/net/vrss0/vrss/$1") || return
 	printf '%s\n' "$v"
 }

@@ -53,8 +53,8 @@ stop_all() {
 	pids=
 }
 cleanup() {
-	stop_all
 	pkill -f "vrss_traffic flood" 2> /dev/null
+	stop_all
 	echo 1 > /sys/devices/system/cpu/cpu$lastcpu/online 2> /dev/null
 	vrss_net_cleanup
 	vrss_unload 2> /dev/null
