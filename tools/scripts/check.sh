@@ -125,10 +125,10 @@ tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exi
 tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 failed" >&2; exit 1; }
 
 suite modules make -s modules-all tools ksft
-# DKMS and the suites that boot no guest run in the background, one
-# after the other, while the rig's guests boot and wait: a guest leaves a
-# host core idle most of the time.  Guests still boot one at a time
-# (tools/vm/run takes a lock), so DKMS's two wait for the rig's.  Niced:
+# DKMS's builds and the suites that boot no guest run in the background,
+# one after the other, while the rig's guests boot and wait: a guest
+# leaves a host core idle most of the time.  The DKMS-installed modules
+# are loaded later, in the 4-vCPU boots (dkms-guest.sh).  Niced:
 # they take what the rig's guests leave idle, not the boots' CPU.  The
 # logs are shown when they are done.  lint builds in a tree of its own
 # (build/lint/), not in the one the guests load vrss.ko from.
@@ -136,7 +136,7 @@ host_suites="dkms lint unit fuzz tools docs"
 (
 	renice -n 10 "$BASHPID" > /dev/null
 	quiet=1
-	run_suite dkms tools/scripts/dkms-check.sh
+	run_suite dkms env VRSS_DKMS_GUEST=0 tools/scripts/dkms-check.sh
 	run_suite lint tools/scripts/lint.sh
 	run_suite unit make -s -C tests/unit run
 	run_suite fuzz make -s -C tests/fuzz run FUZZ_SECONDS=$fuzz_secs
@@ -193,8 +193,12 @@ while read -r series kver; do
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh $ksft virtio.sh
 	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
-	# and on 6.12 (check-full: both) the steering tests.
+	# and on 6.12 (check-full: both) the steering tests.  First, what the
+	# dkms suite installed: modprobe from its trees, vrss0 up.
 	suite "selftests-$series-4cpu" tools/vm/run --kernel "$series" --cpus 4 --timeout 1800 -- \
+		tools/scripts/guest-all.sh tools/scripts/dkms-guest.sh --ktap \
+		"$series guest: modprobe vrss from DKMS and from make install, vrss0 up, rxhash on" \
+		"$repo/build/dkms/root" "$repo/build/dkms/inst" -- \
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
 done < <(tools/scripts/kernels.sh)
 

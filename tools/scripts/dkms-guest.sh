@@ -6,8 +6,21 @@
 # (with a parameter, as /etc/modprobe.d would give), create vrss0, switch
 # rxhash on; and check it is that installed module doing it.
 #
-#   dkms-guest.sh ROOT...
+#   dkms-guest.sh [--ktap NAME] ROOT...
+#
+# --ktap: the result as a KTAP case NAME, the output as its diagnostics
+# (make check runs it so in a boot of its selftests).
 set -eu
+if [ "${1:-}" = --ktap ]; then
+	name=$2
+	shift 2
+	echo "TAP version 13"
+	echo "1..1"
+	if out=$("$0" "$@" 2>&1); then rc=0; else rc=1; fi
+	printf '%s\n' "$out" | sed 's/^/# /'
+	[ $rc = 0 ] && echo "ok 1 $name" || echo "not ok 1 $name"
+	exit $rc
+fi
 source "$(dirname "$0")/../../selftests/drivers/net/vrss/lib.sh"
 trap 'vrss_net_cleanup || true; rmmod vrss 2> /dev/null || true' EXIT
 for root in "$@"; do
