@@ -68,8 +68,8 @@ ktap_check "the parameters are vrss0's knobs" test "$(knobs)" = "50 10 200"
 
 param_writes() {
 	local f=/sys/module/vrss/parameters/threshold
-	! printf 101 > $f 2>/dev/null && [ "$(cat $f)" = 50 ] &&
-		printf 70 > $f && [ "$(cat $f)" = 70 ] &&
+	! printf 101 > $f 2>/dev/null && [ "$(< $f)" = 50 ] &&
+		printf 70 > $f && [ "$(< $f)" = 70 ] &&
 		[ "$(vrss_sys threshold)" = 50 ]
 }
 ktap_check "/sys/module/vrss/parameters: range-checked, defaults for new devices only" param_writes

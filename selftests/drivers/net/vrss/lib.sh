@@ -24,6 +24,7 @@ _ktap_n=0
 _ktap_fail=0
 _ktap_pass=0
 _ktap_skip=0
+_ktap_t=${EPOCHREALTIME/./}
 
 ktap_plan() {
 	echo "TAP version 13"
@@ -37,8 +38,15 @@ ktap_info() {
 
 # ktap_result NAME STATUS: STATUS is 0 (pass), 4 (skip) or anything else.
 ktap_result() {
-	local name=$1 rc=$2
+	local name=$1 rc=$2 now
 	_ktap_n=$((_ktap_n + 1))
+	# VRSS_KTAP_TIMES=1: each case's milliseconds (since the previous
+	# result), for finding where a test spends its time.
+	if [ "${VRSS_KTAP_TIMES:-0}" = 1 ]; then
+		now=${EPOCHREALTIME/./}
+		echo "# $(((now - ${_ktap_t:-$now}) / 1000)) ms"
+		_ktap_t=$now
+	fi
 	case $rc in
 	0) echo "ok $_ktap_n $name"; _ktap_pass=$((_ktap_pass + 1)) ;;
 	4) echo "ok $_ktap_n $name # SKIP"; _ktap_skip=$((_ktap_skip + 1)) ;;
@@ -48,11 +56,12 @@ ktap_result() {
 
 # ktap_check NAME CMD...: run CMD as one case, its output as diagnostics.
 ktap_check() {
-	local name=$1 out rc
+	local name=$1 out rc l
 	shift
 	out=$("$@" 2>&1)
 	rc=$?
-	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# /'
+	# In bash: a sed per case costs the guest more than the case.
+	[ -z "$out" ] || while IFS= read -r l; do echo "# $l"; done <<< "$out"
 	ktap_result "$name" "$rc"
 }
 
@@ -77,7 +86,7 @@ ktap_finish() {
 
 # Taint bits other than 12 (out-of-tree) and 13 (unsigned module).
 vrss_taint_other() {
-	echo $(($(cat /proc/sys/kernel/tainted) & ~(1 << 12 | 1 << 13)))
+	echo $(($(< /proc/sys/kernel/tainted) & ~(1 << 12 | 1 << 13)))
 }
 
 vrss_require_root() {
@@ -112,24 +121,63 @@ VRSS_PEER_IP=192.0.2.1
 VRSS_IP=192.0.2.2
 
 vrss_net_setup() {
-	local args=("$@")
-	modprobe veth || return 1
+	local mac pmac
+	[ -d /sys/module/veth ] || modprobe veth || return 1
 	ip netns add $VRSS_PEER || return 1
 	sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 	ip netns exec $VRSS_PEER sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
 	ip link add veth0 type veth peer name veth1 netns $VRSS_PEER || return 1
-	ip link add link veth0 name vrss0 "${args[@]}" type vrss || return 1
-	ip link set veth0 up
-	ip link set vrss0 up
-	ip addr add $VRSS_IP/24 dev vrss0
-	ip netns exec $VRSS_PEER ip link set lo up
-	ip netns exec $VRSS_PEER ip link set veth1 up
-	ip netns exec $VRSS_PEER ip addr add $VRSS_PEER_IP/24 dev veth1
-	ip netns exec $VRSS_PEER ip neigh replace $VRSS_IP dev veth1 nud permanent \
-		lladdr "$(cat /sys/class/net/vrss0/address)"
-	ip neigh replace $VRSS_PEER_IP dev vrss0 nud permanent \
-		lladdr "$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/address)"
+	ip link add link veth0 name vrss0 "$@" type vrss || return 1
+	mac=$(< /sys/class/net/vrss0/address)
+	# One ip per namespace (-batch): under TCG every exec costs the
+	# guest a tenth of a second or more.
+	ip -n $VRSS_PEER -b - <<-EOF || return 1
+		link set lo up
+		link set veth1 up
+		addr add $VRSS_PEER_IP/24 dev veth1
+		neigh replace $VRSS_IP dev veth1 nud permanent lladdr $mac
+	EOF
+	pmac=$(vrss_peer_mac veth1) || return 1
+	ip -b - <<-EOF
+		link set veth0 up
+		link set vrss0 up
+		addr add $VRSS_IP/24 dev vrss0
+		neigh replace $VRSS_PEER_IP dev vrss0 nud permanent lladdr $pmac
+	EOF
+}
+
+# vrss_peer CMD...: CMD in the peer's namespace; an ip command as ip -n
+# (one exec, not two).
+vrss_peer() {
+	if [ "$1" = ip ]; then
+		shift
+		ip -n $VRSS_PEER "$@"
+	else
+		ip netns exec $VRSS_PEER "$@"
+	fi
+}
+
+# vrss_peer_mac DEV: the MAC address of DEV in the peer's namespace.
+vrss_peer_mac() {
+	local f
+	read -r -a f < <(ip -n $VRSS_PEER -br link show dev "$1")
+	[ -n "${f[2]:-}" ] && echo "${f[2]}"
+}
+
+# vrss_peer_stat DEV rx_NAME|tx_NAME: a counter of DEV in the peer's
+# namespace (bytes, packets, errors, dropped), from one ip -s link.
+vrss_peer_stat() {
+	local dir=${2%%_*} name=${2#*_} i
+	local -a f v
+	while read -r -a f; do
+		[ "${f[0]:-}" = "${dir^^}:" ] || continue
+		read -r -a v
+		for i in "${!f[@]}"; do
+			[ "${f[i]}" = "$name" ] && { echo "${v[i - 1]}"; return 0; }
+		done
+	done < <(ip -n $VRSS_PEER -s link show dev "$1")
+	return 1
 }
 
 vrss_net_cleanup() {
@@ -170,6 +218,17 @@ vrss_expect_refusal() {
 	ktap_result "$name" $rc
 }
 
+# vrss_random_key: 40 random bytes as ethtool -X hkey takes them (aa:bb:..),
+# made in bash (no od, tr and sed to start).
+vrss_random_key() {
+	local i k
+	printf -v k '%02x' $((RANDOM & 255))
+	for ((i = 1; i < 40; i++)); do
+		printf -v k '%s:%02x' "$k" $((RANDOM & 255))
+	done
+	echo "$k"
+}
+
 # vrss_queue_delta BEFORE AFTER: per-queue differences, space separated.
 vrss_queue_delta() {
 	local -a b=($1) a=($2)
@@ -206,7 +265,7 @@ vrss_seq_drops() {
 	udp=$(awk '/^Udp:/ { if (!h) { for (i = 2; i <= NF; i++) if ($i == "InErrors") c = i; h = 1 }
 			     else print $c }' /proc/net/snmp)
 	echo $(($(vrss_sys_stat vrss0 rx_dropped) + udp +
-		$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_dropped)))
+		$(vrss_peer_stat veth1 tx_dropped)))
 }
 
 # vrss_stat_sum DEV SUFFIX: the sum of the rx_queue_<i>_SUFFIX counters.

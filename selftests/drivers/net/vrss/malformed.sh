@@ -30,7 +30,7 @@ trap cleanup EXIT
 taint0=$(vrss_taint_other)
 
 peer() {
-	ip netns exec $VRSS_PEER "$@"
+	vrss_peer "$@"
 }
 
 setup() {
@@ -43,7 +43,7 @@ setup() {
 }
 ktap_check "vrss0 with 2 queues, rxhash on, IPv4 and IPv6, lower MTU 9000, vrss0 1500" setup
 frames=$(mktemp -d)
-peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(cat /sys/class/net/vrss0/address)" "$frames"
+peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(< /sys/class/net/vrss0/address)" "$frames"
 
 # snmp NAME: a stack counter, PROTO:FIELD from /proc/net/snmp or netstat
 # (Ip:InHdrErrors, IpExt:InCsumErrors), or an Ip6*/Udp6* one of snmp6.
@@ -167,13 +167,13 @@ jumbo_over_lower() {
 	ip link set veth0 mtu 1500 || return 1
 	l0=$(vrss_sys_stat veth0 rx_packets)
 	q0=$(delivered)
-	d0=$(peer cat /sys/class/net/veth1/statistics/tx_dropped)
+	d0=$(vrss_peer_stat veth1 tx_dropped)
 	peer "$VRSS_TRAFFIC" frame veth1 "$frames/jumbo" $N
 	# veth drops them as it sends: nothing to wait for but the counter.
 	sleep 0.2
 	l=$(($(vrss_sys_stat veth0 rx_packets) - l0))
 	q=$(vrss_queue_delta "$q0" "$(delivered)")
-	d=$(($(peer cat /sys/class/net/veth1/statistics/tx_dropped) - d0))
+	d=$(($(vrss_peer_stat veth1 tx_dropped) - d0))
 	echo "# jumbo over the lower's MTU: lower $l, vrss0 per queue $q, peer tx_dropped +$d"
 	[ "$l" = 0 ] && [ "$q" = "0 0" ] && [ "$d" = $N ]
 }

@@ -50,13 +50,13 @@ ktap_check "GSO limit inherited from the lower ($(gso veth0))" \
 
 tcp() {
 	local tx0 drop0
-	tx0=$(cat /sys/class/net/vrss0/statistics/tx_packets)
-	drop0=$(cat /sys/class/net/vrss0/statistics/tx_dropped)
+	tx0=$(< /sys/class/net/vrss0/statistics/tx_packets)
+	drop0=$(< /sys/class/net/vrss0/statistics/tx_dropped)
 	ip netns exec $VRSS_PEER iperf3 -s -1 -D -B $VRSS_PEER_IP > /dev/null || return 1
 	sleep 0.5
 	iperf3 -c $VRSS_PEER_IP -t 1 -P 2 > /dev/null || return 1
-	echo "tx packets +$(($(cat /sys/class/net/vrss0/statistics/tx_packets) - tx0))"
-	[ "$(cat /sys/class/net/vrss0/statistics/tx_dropped)" = "$drop0" ]
+	echo "tx packets +$(($(< /sys/class/net/vrss0/statistics/tx_packets) - tx0))"
+	[ "$(< /sys/class/net/vrss0/statistics/tx_dropped)" = "$drop0" ]
 }
 ktap_check "TCP out through vrss0 with offloads on, nothing dropped" tcp
 

@@ -26,7 +26,7 @@ L6=2001:db8::2
 PV=198.51.100.1
 LV=198.51.100.2
 peer() {
-	ip netns exec $VRSS_PEER "$@"
+	vrss_peer "$@"
 }
 
 setup() {
@@ -37,18 +37,18 @@ setup() {
 	peer sysctl -qw net.ipv6.conf.veth1.addr_gen_mode=1 net.ipv6.conf.veth1.disable_ipv6=0
 	ip addr add $L6/64 dev vrss0 nodad
 	peer ip addr add $P6/64 dev veth1 nodad
-	peer ip -6 neigh replace $L6 dev veth1 nud permanent lladdr "$(cat /sys/class/net/vrss0/address)"
+	peer ip -6 neigh replace $L6 dev veth1 nud permanent lladdr "$(< /sys/class/net/vrss0/address)"
 	ip -6 neigh replace $P6 dev vrss0 nud permanent \
-		lladdr "$(peer cat /sys/class/net/veth1/address)"
+		lladdr "$(vrss_peer_mac veth1)"
 	# VLAN 10 on both ends: tagged frames on the wire.
 	modprobe 8021q
 	ip link add link vrss0 name vrss0.10 type vlan id 10 && ip link set vrss0.10 up
 	ip addr add $LV/24 dev vrss0.10
 	peer ip link add link veth1 name veth1.10 type vlan id 10 && peer ip link set veth1.10 up
 	peer ip addr add $PV/24 dev veth1.10
-	peer ip neigh replace $LV dev veth1.10 nud permanent lladdr "$(cat /sys/class/net/vrss0/address)"
+	peer ip neigh replace $LV dev veth1.10 nud permanent lladdr "$(< /sys/class/net/vrss0/address)"
 	ip neigh replace $PV dev vrss0.10 nud permanent \
-		lladdr "$(peer cat /sys/class/net/veth1/address)"
+		lladdr "$(vrss_peer_mac veth1)"
 	sleep 3
 }
 ktap_check "vrss0 with 2 queues, rxhash on, IPv6 and VLAN 10 on the link" setup
@@ -66,7 +66,7 @@ raw_frames() {
 	before=$(vrss_queue_packets vrss0)
 	nohash0=$(vrss_stat vrss0 rx_nohash)
 	r=$(vrss_rx_packets)
-	peer "$VRSS_TRAFFIC" raw veth1 "$(cat /sys/class/net/vrss0/address)" "$2" "$3" 50
+	peer "$VRSS_TRAFFIC" raw veth1 "$(< /sys/class/net/vrss0/address)" "$2" "$3" 50
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 50))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 	echo "# per-queue packets $got, rx_nohash +$(($(vrss_stat vrss0 rx_nohash) - nohash0))"

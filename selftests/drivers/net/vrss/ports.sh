@@ -30,7 +30,7 @@ taint0=$(vrss_taint_other)
 ktap_check "insmod vrss.ko" vrss_load
 
 peer() {
-	ip netns exec $VRSS_PEER "$@"
+	vrss_peer "$@"
 }
 promiscuity() {
 	ip -d link show "$1" | grep -o 'promiscuity [0-9]*' | cut -d' ' -f2
@@ -44,9 +44,9 @@ ping_via() {
 	ip link set "$dev" up
 	ip addr replace $VRSS_IP/24 dev "$dev" || return 1
 	peer ip neigh replace $VRSS_IP dev veth1 nud permanent \
-		lladdr "$(cat /sys/class/net/"$dev"/address)"
+		lladdr "$(< /sys/class/net/"$dev"/address)"
 	ip neigh replace $VRSS_PEER_IP dev "$dev" nud permanent \
-		lladdr "$(peer cat /sys/class/net/veth1/address)"
+		lladdr "$(vrss_peer_mac veth1)"
 	peer ping -c 3 -i 0.2 -W 2 $VRSS_IP > /dev/null
 }
 rx() {

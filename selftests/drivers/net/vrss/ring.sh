@@ -44,15 +44,15 @@ sleep 0.5
 # dropped, and the queues' drops over it.
 flood() {
 	local lower0 pkts0 drop0 qdrop0
-	lower0=$(cat /sys/class/net/veth0/statistics/rx_packets)
-	pkts0=$(cat /sys/class/net/vrss0/statistics/rx_packets)
-	drop0=$(cat /sys/class/net/vrss0/statistics/rx_dropped)
+	lower0=$(< /sys/class/net/veth0/statistics/rx_packets)
+	pkts0=$(< /sys/class/net/vrss0/statistics/rx_packets)
+	drop0=$(< /sys/class/net/vrss0/statistics/rx_dropped)
 	qdrop0=$(vrss_stat_sum vrss0 drops)
 	vrss_send_from_every_cpu "$2" 250
 	sleep 0.5
-	lower=$(($(cat /sys/class/net/veth0/statistics/rx_packets) - lower0))
-	pkts=$(($(cat /sys/class/net/vrss0/statistics/rx_packets) - pkts0))
-	drops=$(($(cat /sys/class/net/vrss0/statistics/rx_dropped) - drop0))
+	lower=$(($(< /sys/class/net/veth0/statistics/rx_packets) - lower0))
+	pkts=$(($(< /sys/class/net/vrss0/statistics/rx_packets) - pkts0))
+	drops=$(($(< /sys/class/net/vrss0/statistics/rx_dropped) - drop0))
 	qdrops=$(($(vrss_stat_sum vrss0 drops) - qdrop0))
 	echo "# $1: lower received $lower, vrss0 delivered $pkts, dropped $drops (queues: $qdrops)"
 }

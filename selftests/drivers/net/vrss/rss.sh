@@ -130,21 +130,21 @@ ktap_check "after -X default, -L rx 1 works and the table follows" sh -c \
 # Key and table rewritten under traffic: nothing lost, every queue still used.
 ethtool -L vrss0 rx "$nq"
 rx_sum() {
-	echo $(($(cat /sys/class/net/$1/statistics/rx_packets) +
-		$(cat /sys/class/net/$1/statistics/rx_dropped)))
+	echo $(($(< /sys/class/net/$1/statistics/rx_packets) +
+		$(< /sys/class/net/$1/statistics/rx_dropped)))
 }
-l0=$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_packets)
+l0=$(vrss_peer_stat veth1 tx_packets)
 v0=$(rx_sum vrss0)
 vrss_send_udp 32 200 &
 sender=$!
 for i in $(seq 10); do
-	ethtool -X vrss0 hkey "$(od -An -tx1 -N40 /dev/urandom | tr -s ' \n' ':' | sed 's/^://; s/:$//')"
+	ethtool -X vrss0 hkey "$(vrss_random_key)"
 	ethtool -X vrss0 weight $(for ((q = 0; q < nq; q++)); do printf '%d ' $((1 + (i + q) % 3)); done)
 	sleep 0.05
 done
 wait $sender
 sleep 0.5
-l1=$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/statistics/tx_packets)
+l1=$(vrss_peer_stat veth1 tx_packets)
 v1=$(rx_sum vrss0)
 echo "# key and table rewritten 20 times under 6400 packets: peer sent $((l1 - l0)), vrss0 delivered + dropped $((v1 - v0))"
 ktap_check "-X hkey and -X weight under traffic: every frame delivered or counted" \

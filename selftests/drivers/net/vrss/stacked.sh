@@ -39,19 +39,21 @@ ip netns exec $VRSS_PEER sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 	net.ipv6.conf.default.disable_ipv6=1
 ip link add veth0 type veth peer name veth1 netns $VRSS_PEER
 ip link set veth0 up
-ip netns exec $VRSS_PEER ip link set veth1 up
-ip netns exec $VRSS_PEER ip addr add $VRSS_PEER_IP/24 dev veth1
-lower_mac=$(cat /sys/class/net/veth0/address)
-peer_mac=$(ip netns exec $VRSS_PEER cat /sys/class/net/veth1/address)
-ip netns exec $VRSS_PEER ip neigh replace $VRSS_IP dev veth1 nud permanent lladdr "$lower_mac"
+ip -n $VRSS_PEER link set veth1 up
+ip -n $VRSS_PEER addr add $VRSS_PEER_IP/24 dev veth1
+lower_mac=$(< /sys/class/net/veth0/address)
+peer_mac=$(vrss_peer_mac veth1)
+ip -n $VRSS_PEER neigh replace $VRSS_IP dev veth1 nud permanent lladdr "$lower_mac"
 
 # vrss0_addr [NETNS]: vrss0 up with its address and the peer's neighbour.
 vrss0_addr() {
 	local ns=()
-	[ -z "${1:-}" ] || ns=(ip netns exec "$1")
-	"${ns[@]}" ip link set vrss0 up &&
-	"${ns[@]}" ip addr add $VRSS_IP/24 dev vrss0 &&
-	"${ns[@]}" ip neigh replace $VRSS_PEER_IP dev vrss0 nud permanent lladdr "$peer_mac"
+	[ -z "${1:-}" ] || ns=(-n "$1")
+	ip "${ns[@]}" -b - <<-EOF
+		link set vrss0 up
+		addr add $VRSS_IP/24 dev vrss0
+		neigh replace $VRSS_PEER_IP dev vrss0 nud permanent lladdr $peer_mac
+	EOF
 }
 # ping_both SIZE [NETNS]: the peer pings vrss0 and vrss0 the peer, SIZE
 # bytes of payload, not fragmented.
@@ -77,7 +79,7 @@ vrss_expect_refusal "numtxqueues 2 refused (transmit goes through the lower's qu
 vrss_expect_refusal "an MTU above the lower's refused at creation" "MTU outside" \
 	ip link add link veth0 name vrss-bad mtu 1600 type vrss
 ip link set veth0 mtu 9000
-ip netns exec $VRSS_PEER ip link set veth1 mtu 9000
+ip -n $VRSS_PEER link set veth1 mtu 9000
 ktap_check "mtu 9000 on a 9000-byte lower, the lower's own address given" sh -c \
 	"ip link add link veth0 name vrss0 address $lower_mac mtu 9000 type vrss &&
 	 [ \"\$(cat /sys/class/net/vrss0/mtu)\" = 9000 ]"
@@ -114,7 +116,7 @@ promiscuity() {
 	ip -d link show "$1" | grep -o 'promiscuity [0-9]*' | cut -d' ' -f2
 }
 flag_set() {	# flag_set DEV BIT
-	[ $(($(cat /sys/class/net/$1/flags) & $2)) != 0 ]
+	[ $(($(< /sys/class/net/$1/flags) & $2)) != 0 ]
 }
 IFF_PROMISC=0x100
 IFF_ALLMULTI=0x200

@@ -63,7 +63,7 @@ cleanup() {
 trap cleanup EXIT
 
 peer() {
-	ip netns exec $VRSS_PEER "$@"
+	vrss_peer "$@"
 }
 
 running() {
@@ -114,7 +114,7 @@ w_table() {
 		0) step ethtool -X vrss0 equal $((RANDOM % nq + 1)) ;;
 		1) step ethtool -X vrss0 weight 1 $((RANDOM % 3 + 1)) ;;
 		2) step ethtool -X vrss0 default ;;
-		3) step ethtool -X vrss0 hkey "$(od -An -tx1 -N40 /dev/urandom | tr -s ' \n' '::' | sed 's/^://;s/:$//')" ;;
+		3) step ethtool -X vrss0 hkey "$(vrss_random_key)" ;;
 		esac
 	done
 }
@@ -265,7 +265,7 @@ fresh() {
 
 setup() {
 	vrss_load && vrss_net_setup numrxqueues $nq || return 1
-	peer_mac=$(peer cat /sys/class/net/veth1/address)
+	peer_mac=$(vrss_peer_mac veth1)
 	fresh
 }
 # Not through ktap_check: setup's variables must outlive it.

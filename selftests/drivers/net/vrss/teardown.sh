@@ -28,12 +28,12 @@ flood_start() {
 	local r0 i
 	# Python takes a second or two to start in the guest: wait for it.
 	for ((i = 0; i < 50; i++)); do
-		[ "$(cat /sys/class/net/vrss0/statistics/rx_packets)" -gt 100 ] && break
+		[ "$(< /sys/class/net/vrss0/statistics/rx_packets)" -gt 100 ] && break
 		sleep 0.2
 	done
-	r0=$(cat /sys/class/net/vrss0/statistics/rx_packets)
+	r0=$(< /sys/class/net/vrss0/statistics/rx_packets)
 	sleep 0.3
-	rates+=" $(($(cat /sys/class/net/vrss0/statistics/rx_packets) - r0))"
+	rates+=" $(($(< /sys/class/net/vrss0/statistics/rx_packets) - r0))"
 }
 rates=
 flood_stop() {

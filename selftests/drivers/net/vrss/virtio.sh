@@ -61,8 +61,8 @@ host_udp() {
 
 nic_rx() { cat /sys/class/net/$nic/statistics/rx_packets; }
 vrss_rx_all() {
-	echo $(($(cat /sys/class/net/vrss0/statistics/rx_packets) +
-		$(cat /sys/class/net/vrss0/statistics/rx_dropped)))
+	echo $(($(< /sys/class/net/vrss0/statistics/rx_packets) +
+		$(< /sys/class/net/vrss0/statistics/rx_dropped)))
 }
 
 # A cpulist (0-2,5) as words (0 1 2 5).
@@ -290,7 +290,7 @@ churn() {
 		[ -e "$tmp/stop" ] && break
 		case $((i % 8)) in
 		0) ethtool -X vrss0 equal $((1 + i % ncpu)) ;;
-		1) ethtool -X vrss0 hkey "$(for j in $(seq 40); do printf '%02x:' $(((i + j) % 256)); done | sed 's/:$//')" ;;
+		1) ethtool -X vrss0 hkey "$(vrss_random_key)" ;;
 		2) ethtool -N vrss0 rx-flow-hash udp4 sd ;;
 		3) ethtool -N vrss0 rx-flow-hash udp4 sdfn ;;
 		4) ethtool -X vrss0 default ;;
@@ -344,7 +344,7 @@ ktap_check "what the NIC received = what vrss0 delivered or counted as dropped" 
 sum=0
 for p in $(vrss_queue_packets vrss0); do sum=$((sum + p)); done
 ktap_check "ip -s link rx_packets = the sum of the queues' packets" \
-	test "$(cat /sys/class/net/vrss0/statistics/rx_packets)" = "$sum"
+	test "$(< /sys/class/net/vrss0/statistics/rx_packets)" = "$sum"
 
 ktap_check "ip link del vrss0 under no traffic" ip link del vrss0
 ktap_check "rmmod vrss" vrss_unload
