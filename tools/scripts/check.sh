@@ -129,33 +129,50 @@ tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exi
 tools/scripts/ynl.sh || { echo "check: extracting YNL from linux-source-6.12 failed" >&2; exit 1; }
 
 suite modules make -s modules-all tools ksft
-# DKMS's builds and the suites that boot no guest run in the background,
-# one after the other, while the rig's guests boot and wait: a guest
-# leaves a host core idle most of the time.  The DKMS-installed modules
-# are loaded later, in the 4-vCPU boots (dkms-guest.sh).  Niced:
-# they take what the rig's guests leave idle, not the boots' CPU.  The
-# logs are shown when they are done.  lint builds in a tree of its own
-# (build/lint/), not in the one the guests load vrss.ko from.
-host_suites="dkms lint unit fuzz tools docs"
-(
-	renice -n 10 "$BASHPID" > /dev/null
-	quiet=1
-	run_suite dkms env VRSS_DKMS_GUEST=0 tools/scripts/dkms-check.sh
-	run_suite lint tools/scripts/lint.sh
-	run_suite unit make -s -C tests/unit run
-	run_suite fuzz make -s -C tests/fuzz run FUZZ_SECONDS=$fuzz_secs
-	run_suite tools tools/ttcp/test.sh
-	run_suite docs tools/scripts/docs.sh
-) &
+# The suites that boot no guest run in the background, niced, while
+# guests run: a guest leaves a host core idle most of the time, and
+# niced they take what the guests leave, not the guests' CPU.  Their logs
+# are shown when they are done.  lint, unit, fuzz, ttcp and docs beside
+# the rig; DKMS's builds beside the first selftests boot (its modules are
+# loaded later, in the 4-vCPU boots: dkms-guest.sh).  lint builds in a
+# tree of its own (build/lint/), not in the one the guests load vrss.ko
+# from.
+# background NAME... -- : run_suite each (NAME CMD... separated by --),
+# one after the other, in a niced background subshell; $! is its pid.
+background() {
+	(
+		renice -n 10 "$BASHPID" > /dev/null
+		quiet=1
+		local c=()
+		for a; do
+			if [ "$a" = -- ]; then
+				[ ${#c[@]} = 0 ] || run_suite "${c[@]}"
+				c=()
+			else
+				c+=("$a")
+			fi
+		done
+		[ ${#c[@]} = 0 ] || run_suite "${c[@]}"
+	) &
+}
+# collect NAME...: the logs and cases of background suites, once done.
+collect() {
+	local name
+	for name; do
+		echo "=== $name (in the background)"
+		cat "$logs/$name.log"
+		[ -e "$logs/$name.status" ] || echo "1 0" > "$logs/$name.status"
+		account "$name"
+	done
+}
+background lint tools/scripts/lint.sh -- unit make -s -C tests/unit run -- \
+	fuzz make -s -C tests/fuzz run FUZZ_SECONDS=$fuzz_secs -- \
+	tools tools/ttcp/test.sh -- docs tools/scripts/docs.sh
 host_job=$!
 suite rig tools/vm/tests/run_tests.sh
 wait "$host_job"
-for name in $host_suites; do
-	echo "=== $name (in the background)"
-	cat "$logs/$name.log"
-	[ -e "$logs/$name.status" ] || echo "1 0" > "$logs/$name.status"
-	account "$name"
-done
+collect lint unit fuzz tools docs
+dkms_job=
 # Each veth selftest runs once per kernel: the ones that steer flows over
 # the queues (and stress.sh) in a 4-vCPU guest on 6.12 and in the 2-vCPU
 # one on 6.1, the others with 2 vCPUs on both (make check-full: the
@@ -189,6 +206,10 @@ while read -r series kver; do
 	# guest has (virtio-net, traffic from the host) with one queue pair
 	# (one delivering vCPU).  The veth tests and the kernel's tests on
 	# veth0 run without $VRSS_NIC: the NIC is not theirs.
+	if [ -z "$dkms_job" ]; then
+		background dkms env VRSS_DKMS_GUEST=0 tools/scripts/dkms-check.sh
+		dkms_job=$!
+	fi
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
@@ -196,6 +217,11 @@ while read -r series kver; do
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh $ksft virtio.sh
+	if [ "$dkms_job" != done ]; then
+		wait "$dkms_job"
+		collect dkms
+		dkms_job=done
+	fi
 	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
 	# and on 6.12 (check-full: both) the steering tests.  First, what the
 	# dkms suite installed: modprobe from its trees, vrss0 up.

@@ -46,7 +46,7 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..22"
+echo "1..21"
 
 # Several properties per boot: a boot is most of a case's time.
 marker=.rig-test-$$
@@ -66,7 +66,6 @@ rm -f "$marker"
 expect_rc 1 "6.1: exit 1 passes through" --kernel 6.1 -- false
 expect_rc 0 "6.12: exit 0 passes through; --cpus 3 --mem 1G give 3 vCPUs" --cpus 3 --mem 1G -- \
 	sh -c '[ "$(nproc)" = 3 ] && [ "$(awk "/MemTotal/ { print \$2 }" /proc/meminfo)" -lt 1100000 ]'
-expect_rc 0 "6.1: exit 0 passes through" --kernel 6.1 -- true
 
 # A boot that never reaches CMD (here: a limit no boot can meet) is
 # stopped and tried three times, then fails with a message, well before
@@ -119,10 +118,14 @@ nic_check='q=$1
 ip link set "$VRSS_NIC" up && ip addr add 198.51.100.1/24 dev "$VRSS_NIC" || exit 3
 tools/vm/host run ping -c 3 -W 5 198.51.100.1 || exit 4
 [ "$(tools/vm/host run ip netns identify)" = "$VRSS_NIC_NETNS" ] || exit 5'
+# One queue pair on 6.1 (whose exit 0 passes through: no boot of its own
+# for that), two on 6.12.
 for q in 1 2; do
 	ns=vrss-rig-test-$$-$q
-	expect_rc 0 "--nic $q: $q queue pairs in the guest, host->guest ping from namespace $ns" \
-		--nic $q --netns $ns --timeout 120 -- bash -c "$nic_check" _ $q
+	kernel=6.12 what=
+	[ $q = 2 ] || kernel=6.1 what="6.1: exit 0 passes through; "
+	expect_rc 0 "$what--nic $q: $q queue pairs in the guest, host->guest ping from namespace $ns" \
+		--kernel $kernel --nic $q --netns $ns --timeout 120 -- bash -c "$nic_check" _ $q
 	! ip netns list | grep -q "^$ns\b"
 	result $? "--nic $q: namespace $ns deleted after the run"
 done

@@ -140,7 +140,7 @@ vrss_rx() {
 }
 iperf3 -s -1 -B $VRSS_IP > /dev/null 2>&1 &
 iperf=$!
-sleep 1
+vrss_wait_listen 5201
 l0=$(lower_rx); v0=$(vrss_rx)
 ktap_check "a 4-stream TCP transfer through vrss0 (iperf3, 3 s)" \
 	ip netns exec $VRSS_PEER iperf3 -c $VRSS_IP -P 4 -t 3 -f m

@@ -466,6 +466,22 @@ vrss_wait_count() {
 	return $rc
 }
 
+# vrss_wait_listen PORT: up to 3 s for an IPv4 TCP socket listening on
+# PORT (/proc/net/tcp, polled without a fork): a server is up.
+vrss_wait_listen() {
+	local hex addr st i fd rc=1
+	printf -v hex ':%04X' "$1"
+	exec {fd}<> <(:)
+	for ((i = 0; i < 300 && rc; i++)); do
+		while read -r _ addr _ st _; do
+			[[ $addr == *"$hex" && $st == 0A ]] && rc=0
+		done < /proc/net/tcp
+		[ $rc = 0 ] || read -r -t 0.01 -u "$fd" _
+	done
+	exec {fd}>&-
+	return $rc
+}
+
 # vrss_rx_packets: vrss0's rx_packets (the sum of its queues' counters).
 vrss_rx_packets() {
 	local v
