@@ -56,7 +56,8 @@ ktap_check "vrss0 takes veth0's MAC address" test \
 	"$(< /sys/class/net/vrss0/address)" = "$(< /sys/class/net/veth0/address)"
 
 ncpu=$(nproc)
-nq=$(ls -d /sys/class/net/vrss0/queues/rx-* | wc -l)
+rxq=(/sys/class/net/vrss0/queues/rx-*)
+nq=${#rxq[@]}
 ktap_check "one rx queue per online vCPU by default ($nq for $ncpu)" test "$nq" = "$ncpu"
 ktap_check "ethtool -l: max rx $ncpu, $ncpu in use" sh -c \
 	"ethtool -l vrss0 | awk '/^RX:/ { print \$2 }' | tr '\n' ' ' | grep -qx '$ncpu $ncpu '"
@@ -133,7 +134,7 @@ done
 ktap_result "primary inline on the delivering CPU 0, each spread queue on a CPU of its own" $ok
 
 # What the lower received is what vrss0 delivered or counted as dropped.
-lower_rx() { cat /sys/class/net/veth0/statistics/rx_packets; }
+lower_rx() { vrss_read /sys/class/net/veth0/statistics/rx_packets; }
 vrss_rx() {
 	echo $(($(< /sys/class/net/vrss0/statistics/rx_packets) +
 		$(< /sys/class/net/vrss0/statistics/rx_dropped)))

@@ -70,7 +70,7 @@ ktap_check "light traffic: state stays single, every packet on queue 0" light
 
 # The hog, and paced traffic delivered on its CPU (one datagram per
 # 10 ms, on other ports than the checks' flows) until pacer_stop.
-rx_packets() { cat /sys/class/net/vrss0/statistics/rx_packets; }
+rx_packets() { vrss_read /sys/class/net/vrss0/statistics/rx_packets; }
 pacer_start() {
 	local i p0
 	p0=$(rx_packets)

@@ -43,7 +43,7 @@ ktap_check "CPU 1 back: queue 1 runs on CPU 1 again, all delivered" \
 	test "$sum" = 320 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 1
 
 # Offline and online repeatedly while traffic flows.
-rx() { cat /sys/class/net/vrss0/statistics/rx_packets; }
+rx() { vrss_read /sys/class/net/vrss0/statistics/rx_packets; }
 before=$(vrss_queue_packets vrss0)
 drops0=$(($(vrss_stat vrss0 rx_queue_0_drops) + $(vrss_stat vrss0 rx_queue_1_drops)))
 r0=$(rx)

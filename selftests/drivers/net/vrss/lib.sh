@@ -217,10 +217,18 @@ vrss_expect_refusal() {
 	local name=$1 msg=$2 out rc=0
 	shift 2
 	out=$("$@" 2>&1) && rc=1
-	printf '%s\n' "$out" | grep -qF -- "$msg" || rc=1
+	[[ $out == *"$msg"* ]] || rc=1
 	[ $rc = 0 ] || echo "# $*: $out"
-	! ip link show vrss-bad > /dev/null 2>&1 || rc=1
+	[ ! -e /sys/class/net/vrss-bad ] || rc=1
 	ktap_result "$name" $rc
+}
+
+# vrss_promiscuity DEV: DEV's promiscuity count (ip -d link; matched by
+# bash, not grep and cut).
+vrss_promiscuity() {
+	local out
+	out=$(ip -d link show "$1") && [[ $out =~ promiscuity\ ([0-9]+) ]] &&
+		echo "${BASH_REMATCH[1]}"
 }
 
 # vrss_random_key: 40 random bytes as ethtool -X hkey takes them (aa:bb:..),
@@ -254,6 +262,12 @@ vrss_stat() {
 		[ "$k" = "$2:" ] && { echo "$v"; return 0; }
 	done < <(ethtool -S "$1")
 	return 1
+}
+
+# vrss_read FILE: its first line, read by bash (no cat to start).
+vrss_read() {
+	local v
+	read -r v < "$1" && echo "$v"
 }
 
 # vrss_sys_stat DEV NAME: a counter of /sys/class/net/DEV/statistics.
@@ -440,7 +454,9 @@ vrss_check_steering() {
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 320))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 	# The prediction lists queues up to the highest the table names.
-	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
+	local -a w=($want) g=($got)
+	while [ ${#w[@]} -lt ${#g[@]} ]; do w+=(0); done
+	want=${w[*]}
 	echo "# per-queue packets: predicted $want, got $got"
 	ktap_result "$name" "$([ "$want" = "$got" ]; echo $?)"
 }

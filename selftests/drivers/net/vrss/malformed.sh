@@ -47,13 +47,28 @@ peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(< /sys/class/net/vrss0/address)"
 
 # snmp NAME: a stack counter, PROTO:FIELD from /proc/net/snmp or netstat
 # (Ip:InHdrErrors, IpExt:InCsumErrors), or an Ip6*/Udp6* one of snmp6.
+# Read by bash: every case reads a few, and an awk start costs the guest
+# more than the case.
 snmp() {
+	local f i k v
+	local -a hdr val
 	case $1 in
-	*:*) awk -v p="${1%%:*}:" -v f="${1#*:}" '
-		$1 == p && !col { for (i = 2; i <= NF; i++) if ($i == f) col = i; next }
-		$1 == p && col { print $col; exit }' /proc/net/snmp /proc/net/netstat ;;
-	*) awk -v n="$1" '$1 == n { print $2 }' /proc/net/snmp6 ;;
+	*:*)
+		for f in /proc/net/snmp /proc/net/netstat; do
+			while read -r -a hdr; do
+				[ "${hdr[0]}" = "${1%%:*}:" ] || continue
+				read -r -a val
+				for i in "${!hdr[@]}"; do
+					[ "${hdr[i]}" = "${1#*:}" ] && { echo "${val[i]}"; return 0; }
+				done
+			done < "$f"
+		done ;;
+	*)
+		while read -r k v; do
+			[ "$k" = "$1" ] && { echo "$v"; return 0; }
+		done < /proc/net/snmp6 ;;
 	esac
+	return 1
 }
 
 # delivered: frames vrss0's queues handed to the stack, per queue.
@@ -61,33 +76,45 @@ delivered() {
 	vrss_queue_packets vrss0
 }
 
+# acct: vrss0's rx_nohash, then the frames its queues handed to the stack,
+# per queue: "NOHASH Q0 Q1 ...", from one ethtool -S.
+acct() {
+	local k v nohash=0 q=
+	while read -r k v; do
+		[[ $k =~ ^rx_queue_[0-9]+_packets:$ ]] && q+=" $v"
+		[ "$k" = rx_nohash: ] && nohash=$v
+	done < <(ethtool -S vrss0)
+	echo "$nohash$q"
+}
+
 # check CASE NOHASH STACK_COUNTER: send N copies of CASE from the peer.
 # NOHASH 1: nothing to hash, all on queue 0.  STACK_COUNTER: the stack's
 # counter that must grow by N ("-" for none: the stack drops them without
 # a counter of its own, e.g. a VLAN no device takes).
 check() {
-	local name=$1 nohash=$2 counter=$3 l0 q0 h0 c0 l q h c= sum desc ok=0 r
+	local name=$1 nohash=$2 counter=$3 l0 q0 h0 c0 l q q1 h c= sum=0 d desc ok=0 r
 	l0=$(vrss_sys_stat veth0 rx_packets)
-	q0=$(delivered)
-	h0=$(vrss_stat vrss0 rx_nohash)
+	read -r h0 q0 < <(acct)
 	r=$(vrss_rx_packets)
 	[ "$counter" = - ] || c0=$(snmp "$counter")
 	peer "$VRSS_TRAFFIC" frame veth1 "$frames/$name" $N
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + N))
 	l=$(($(vrss_sys_stat veth0 rx_packets) - l0))
-	q=$(vrss_queue_delta "$q0" "$(delivered)")
-	h=$(($(vrss_stat vrss0 rx_nohash) - h0))
-	sum=$(echo $q | tr ' ' '+')
+	read -r h q1 < <(acct)
+	h=$((h - h0))
+	q=$(vrss_queue_delta "$q0" "$q1")
+	for d in $q; do sum=$((sum + d)); done
 	[ "$counter" = - ] || c=$(($(snmp "$counter") - c0))
 	echo "# $name: lower $l, vrss0 per queue $q, rx_nohash +$h${c:+, $counter +$c}"
-	[ "$l" = $N ] && [ $((sum)) = $N ] || ok=1
+	[ "$l" = $N ] && [ "$sum" = $N ] || ok=1
 	if [ "$nohash" = 1 ]; then
 		[ "$h" = $N ] && [ "$q" = "$N 0" ] || ok=1
+		desc="$name: all delivered, unhashed on queue 0"
 	else
 		[ "$h" = 0 ] || ok=1
+		desc="$name: all delivered, hashed"
 	fi
 	[ "$counter" = - ] || [ "$c" = $N ] || ok=1
-	desc="$name: all delivered, $([ "$nohash" = 1 ] && echo "unhashed on queue 0" || echo hashed)"
 	[ "$counter" = - ] || desc+=", the stack counts $counter"
 	ktap_result "$desc" $ok
 }

@@ -29,7 +29,10 @@ setup() {
 ktap_check "vrss0 on veth0" setup
 
 feature() {
-	ethtool -k vrss0 | awk -v f="$1:" '$1 == f { print $2 }'
+	local k v
+	while read -r k v _; do
+		[ "$k" = "$1:" ] && { echo "$v"; return; }
+	done < <(ethtool -k vrss0)
 }
 defaults() {
 	local f rc=0

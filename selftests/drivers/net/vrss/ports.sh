@@ -33,7 +33,7 @@ peer() {
 	vrss_peer "$@"
 }
 promiscuity() {
-	ip -d link show "$1" | grep -o 'promiscuity [0-9]*' | cut -d' ' -f2
+	vrss_promiscuity "$1"
 }
 
 # ping_via DEV: $VRSS_IP moves to DEV, static neighbours both ways for it;
@@ -50,7 +50,7 @@ ping_via() {
 	peer ping -c 3 -i 0.2 -W 2 $VRSS_IP > /dev/null
 }
 rx() {
-	cat /sys/class/net/vrss0/statistics/rx_packets
+	vrss_read /sys/class/net/vrss0/statistics/rx_packets
 }
 
 # --- vrss0 as a port ---------------------------------------------------------

@@ -101,19 +101,27 @@ ktap_check "ip link set vrss0 address refused, the address unchanged" sh -c \
 vrss0_addr
 ktap_check "ip link shows the lower (vrss0@veth0)" sh -c "ip -o link show vrss0 | grep -q 'vrss0@veth0:'"
 speed() {
-	ethtool "$1" | awk -F': ' '/Speed:|Duplex:/ { printf "%s ", $2 }'
+	local k v out=
+	while IFS=: read -r k v; do
+		case $k in *Speed | *Duplex) out+="${v# } " ;; esac
+	done < <(ethtool "$1")
+	echo "$out"
 }
 ktap_check "ethtool vrss0: the lower's speed and duplex ($(speed veth0))" \
 	test "$(speed vrss0)" = "$(speed veth0)"
-ktap_check "ethtool -i vrss0: driver vrss, the module's version, the lower as bus-info" sh -c \
-	"ethtool -i vrss0 | grep -qx 'driver: vrss' &&
-	 ethtool -i vrss0 | grep -qx \"version: \$(modinfo -F version '$VRSS_KO')\" &&
-	 ethtool -i vrss0 | grep -qx 'bus-info: veth0'"
+drvinfo() {
+	local info nl=$'\n'
+	info=$nl$(ethtool -i vrss0)$nl
+	[[ $info == *"${nl}driver: vrss$nl"* ]] &&
+		[[ $info == *"${nl}version: $(modinfo -F version "$VRSS_KO")$nl"* ]] &&
+		[[ $info == *"${nl}bus-info: veth0$nl"* ]]
+}
+ktap_check "ethtool -i vrss0: driver vrss, the module's version, the lower as bus-info" drvinfo
 
 # --- receive filters -------------------------------------------------------
 
 promiscuity() {
-	ip -d link show "$1" | grep -o 'promiscuity [0-9]*' | cut -d' ' -f2
+	vrss_promiscuity "$1"
 }
 flag_set() {	# flag_set DEV BIT
 	[ $(($(< /sys/class/net/$1/flags) & $2)) != 0 ]
@@ -147,7 +155,9 @@ allmulti() {
 ktap_check "allmulticast on vrss0 sets it on the lower while up" allmulti
 GROUP=01:00:5e:01:02:03
 lower_has() {	# lower_has ADDR: in the lower's uc or mc list
-	bridge fdb show dev veth0 | grep -qi "^$1 "
+	local fdb nl=$'\n'
+	fdb=$nl$(bridge fdb show dev veth0)
+	[[ ${fdb,,} == *"$nl${1,,} "* ]]
 }
 mclist() {
 	ip maddr add $GROUP dev vrss0 && lower_has $GROUP &&

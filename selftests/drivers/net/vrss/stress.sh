@@ -229,7 +229,7 @@ start_traffic() {
 
 # Frames the lower received, and what vrss0 did with its share of them.
 lower_rx() {
-	cat /sys/class/net/veth0/statistics/rx_packets
+	vrss_read /sys/class/net/veth0/statistics/rx_packets
 }
 vrss_acct() {
 	ethtool -S vrss0 | awk '

@@ -59,7 +59,7 @@ host_udp() {
 	host "$VRSS_TRAFFIC" "$@"
 }
 
-nic_rx() { cat /sys/class/net/$nic/statistics/rx_packets; }
+nic_rx() { vrss_read /sys/class/net/$nic/statistics/rx_packets; }
 vrss_rx_all() {
 	echo $(($(< /sys/class/net/vrss0/statistics/rx_packets) +
 		$(< /sys/class/net/vrss0/statistics/rx_dropped)))
@@ -117,7 +117,7 @@ inline() {
 	q0=$(vrss_stat vrss0 rx_queue_0_packets)
 	n0=$(nic_rx)
 	host_udp send $GUEST 64 $((N / 64)) || return 1
-	sleep 0.5
+	vrss_wait_count /sys/class/net/$nic/statistics/rx_packets $((n0 + N))
 	cpus=$(irq_cpus "$i0" "$(irqs)")
 	cpu=$(vrss_stat vrss0 rx_queue_0_cpu)
 	cpus=$(cpus_of "$cpus")
@@ -149,10 +149,13 @@ steering() {
 		{ echo "# the first round did not arrive"; return 1; }
 	before=$(vrss_queue_packets vrss0)
 	n0=$(nic_rx)
+	r=$(vrss_rx_packets)
 	host_udp send $GUEST 32 10 || return 1
-	sleep 0.5
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 320))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
-	while [ "$(wc -w <<< "$want")" -lt "$(wc -w <<< "$got")" ]; do want+=" 0"; done
+	local -a w=($want) g=($got)
+	while [ ${#w[@]} -lt ${#g[@]} ]; do w+=(0); done
+	want=${w[*]}
 	echo "# per-queue packets: predicted $want, got $got ($nic received $(($(nic_rx) - n0)))"
 	[ "$want" = "$got" ]
 }
