@@ -22,9 +22,9 @@ full=${VRSS_CHECK_FULL:-0}
 if [ "$full" = 1 ]; then
 	fuzz_secs=60 stress_secs=90 stress_rounds=3
 else
-	# One round of 14 s (and 8 s of vrss0 deleted and recreated): a
+	# One round of 10 s (and 6 s of vrss0 deleted and recreated): a
 	# round's start and stop under TCG cost more than its churn.
-	fuzz_secs=10 stress_secs=14 stress_rounds=1
+	fuzz_secs=10 stress_secs=10 stress_rounds=1
 fi
 # Debian's kernels reach CMD in about 5 s (10 beside the background
 # suites).  A boot that hangs under TCG (seen: a soft lockup in a 4-vCPU
