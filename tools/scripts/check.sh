@@ -172,7 +172,11 @@ host_job=$!
 suite rig tools/vm/tests/run_tests.sh
 wait "$host_job"
 collect lint unit fuzz tools docs
-dkms_job=
+# DKMS's builds, beside the first selftests boot (collected before the
+# first 4-vCPU boot, which loads what they installed).  No stdin: the
+# kernels' list below is read from it.
+background dkms env VRSS_DKMS_GUEST=0 tools/scripts/dkms-check.sh < /dev/null
+dkms_job=$!
 # Each veth selftest runs once per kernel: the ones that steer flows over
 # the queues (and stress.sh) in a 4-vCPU guest on 6.12 and in the 2-vCPU
 # one on 6.1, the others with 2 vCPUs on both (make check-full: the
@@ -206,10 +210,6 @@ while read -r series kver; do
 	# guest has (virtio-net, traffic from the host) with one queue pair
 	# (one delivering vCPU).  The veth tests and the kernel's tests on
 	# veth0 run without $VRSS_NIC: the NIC is not theirs.
-	if [ -z "$dkms_job" ]; then
-		background dkms env VRSS_DKMS_GUEST=0 tools/scripts/dkms-check.sh
-		dkms_job=$!
-	fi
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
@@ -231,6 +231,10 @@ while read -r series kver; do
 		"$repo/build/dkms/root" "$repo/build/dkms/inst" -- \
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
 done < <(tools/scripts/kernels.sh)
+if [ "$dkms_job" != done ]; then
+	wait "$dkms_job"
+	collect dkms
+fi
 
 echo
 echo "=== summary ($(($(date +%s) - t0)) s)"

@@ -29,7 +29,7 @@ _ktap_n=0
 _ktap_fail=0
 _ktap_pass=0
 _ktap_skip=0
-_ktap_t=${EPOCHREALTIME/./}
+_ktap_t=${EPOCHREALTIME/[.,]/}
 
 ktap_plan() {
 	echo "TAP version 13"
@@ -48,7 +48,7 @@ ktap_result() {
 	# VRSS_KTAP_TIMES=1: each case's milliseconds (since the previous
 	# result), for finding where a test spends its time.
 	if [ "${VRSS_KTAP_TIMES:-0}" = 1 ]; then
-		now=${EPOCHREALTIME/./}
+		now=${EPOCHREALTIME/[.,]/}
 		echo "# $(((now - ${_ktap_t:-$now}) / 1000)) ms"
 		_ktap_t=$now
 	fi
@@ -539,9 +539,9 @@ vrss_sys_set() {
 vrss_wait_state() {
 	local want=$1 limit=$2 below=${3:-} start now s l=0 fd rc
 	exec {fd}<> <(:)
-	start=${EPOCHREALTIME/./}
+	start=${EPOCHREALTIME/[.,]/}
 	while :; do
-		now=${EPOCHREALTIME/./}
+		now=${EPOCHREALTIME/[.,]/}
 		read -r s < /sys/class/net/vrss0/vrss/state
 		[ -z "$below" ] || read -r l < /sys/class/net/vrss0/vrss/primary_load
 		if [ "$s" = "$want" ] && { [ -z "$below" ] || [ "$l" -lt "$below" ]; }; then
