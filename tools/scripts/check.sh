@@ -177,6 +177,13 @@ collect lint unit fuzz tools docs
 # kernels' list below is read from it.
 background dkms env VRSS_DKMS_GUEST=0 tools/scripts/dkms-check.sh < /dev/null
 dkms_job=$!
+# collect_dkms: wait for DKMS's builds and count them, once.
+collect_dkms() {
+	[ -n "$dkms_job" ] || return 0
+	wait "$dkms_job"
+	collect dkms
+	dkms_job=
+}
 # Each veth selftest runs once per kernel: the ones that steer flows over
 # the queues (and stress.sh) in a 4-vCPU guest on 6.12 and in the 2-vCPU
 # one on 6.1, the others with 2 vCPUs on both (make check-full: the
@@ -217,11 +224,7 @@ while read -r series kver; do
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh $ksft virtio.sh
-	if [ "$dkms_job" != done ]; then
-		wait "$dkms_job"
-		collect dkms
-		dkms_job=done
-	fi
+	collect_dkms
 	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
 	# and on 6.12 (check-full: both) the steering tests.  First, what the
 	# dkms suite installed: modprobe from its trees, vrss0 up.
@@ -231,10 +234,8 @@ while read -r series kver; do
 		"$repo/build/dkms/root" "$repo/build/dkms/inst" -- \
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
 done < <(tools/scripts/kernels.sh)
-if [ "$dkms_job" != done ]; then
-	wait "$dkms_job"
-	collect dkms
-fi
+# (No kernel to boot: they are still counted.)
+collect_dkms
 
 echo
 echo "=== summary ($(($(date +%s) - t0)) s)"

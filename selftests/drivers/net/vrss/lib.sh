@@ -170,19 +170,30 @@ vrss_peer_mac() {
 	[ -n "${f[2]:-}" ] && echo "${f[2]}"
 }
 
+# vrss_field KEY FIELD: from stdin, where a line "KEY F1 F2 ..." names the
+# fields of the line after it ("KEY V1 V2 ..." as in /proc/net/snmp and
+# netstat, or "V1 V2 ..." as under ip -s link's "RX:" and "TX:"), the
+# value of FIELD.  In bash: an awk start costs the guest more than a read.
+vrss_field() {
+	local i off
+	local -a f v
+	while read -r -a f; do
+		[ "${f[0]:-}" = "$1" ] || continue
+		read -r -a v
+		off=1
+		[ "${v[0]:-}" != "$1" ] || off=0
+		for ((i = 1; i < ${#f[@]}; i++)); do
+			[ "${f[i]}" = "$2" ] && { echo "${v[i - off]}"; return 0; }
+		done
+	done
+	return 1
+}
+
 # vrss_peer_stat DEV rx_NAME|tx_NAME: a counter of DEV in the peer's
 # namespace (bytes, packets, errors, dropped), from one ip -s link.
 vrss_peer_stat() {
-	local dir=${2%%_*} name=${2#*_} i
-	local -a f v
-	while read -r -a f; do
-		[ "${f[0]:-}" = "${dir^^}:" ] || continue
-		read -r -a v
-		for i in "${!f[@]}"; do
-			[ "${f[i]}" = "$name" ] && { echo "${v[i - 1]}"; return 0; }
-		done
-	done < <(ip -n $VRSS_PEER -s link show dev "$1")
-	return 1
+	local dir=${2%%_*}
+	vrss_field "${dir^^}:" "${2#*_}" < <(ip -n $VRSS_PEER -s link show dev "$1")
 }
 
 vrss_net_cleanup() {
@@ -281,8 +292,7 @@ vrss_sys_stat() {
 # veth1, and the UDP socket's (InErrors: a full receive buffer).
 vrss_seq_drops() {
 	local udp
-	udp=$(awk '/^Udp:/ { if (!h) { for (i = 2; i <= NF; i++) if ($i == "InErrors") c = i; h = 1 }
-			     else print $c }' /proc/net/snmp)
+	udp=$(vrss_field Udp: InErrors < /proc/net/snmp)
 	echo $(($(vrss_sys_stat vrss0 rx_dropped) + udp +
 		$(vrss_peer_stat veth1 tx_dropped)))
 }

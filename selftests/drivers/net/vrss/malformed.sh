@@ -47,28 +47,19 @@ peer "$VRSS_DIR/vrss_udp.py" malformed veth1 "$(< /sys/class/net/vrss0/address)"
 
 # snmp NAME: a stack counter, PROTO:FIELD from /proc/net/snmp or netstat
 # (Ip:InHdrErrors, IpExt:InCsumErrors), or an Ip6*/Udp6* one of snmp6.
-# Read by bash: every case reads a few, and an awk start costs the guest
-# more than the case.
+# Read by bash: every case reads a few.
 snmp() {
-	local f i k v
-	local -a hdr val
+	local k v
 	case $1 in
 	*:*)
-		for f in /proc/net/snmp /proc/net/netstat; do
-			while read -r -a hdr; do
-				[ "${hdr[0]}" = "${1%%:*}:" ] || continue
-				read -r -a val
-				for i in "${!hdr[@]}"; do
-					[ "${hdr[i]}" = "${1#*:}" ] && { echo "${val[i]}"; return 0; }
-				done
-			done < "$f"
-		done ;;
+		vrss_field "${1%%:*}:" "${1#*:}" < /proc/net/snmp ||
+			vrss_field "${1%%:*}:" "${1#*:}" < /proc/net/netstat ;;
 	*)
 		while read -r k v; do
 			[ "$k" = "$1" ] && { echo "$v"; return 0; }
-		done < /proc/net/snmp6 ;;
+		done < /proc/net/snmp6
+		return 1 ;;
 	esac
-	return 1
 }
 
 # delivered: frames vrss0's queues handed to the stack, per queue.
