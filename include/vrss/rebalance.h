@@ -14,9 +14,10 @@
  *  - nothing moves unless the busiest queue's CPU is above the threshold
  *    and the least busy one is below threshold - hysteresis;
  *  - the busiest queue's receive work (its CPU's softirq time) is shared
- *    among its buckets by their packets, which estimates what each bucket
- *    costs there; a busiest queue with nothing to move (its CPU busy with
- *    an application) gives way to the next busiest above the threshold;
+ *    among its buckets by their packets, smoothed as the loads are
+ *    (vrss_rebal_weigh()), which estimates what each bucket costs there;
+ *    a busiest queue with nothing to move (its CPU busy with an
+ *    application) gives way to the next busiest above the threshold;
  *  - buckets move, heaviest first, while what has moved stays within half
  *    the gap between the two CPUs: the two end no further apart than they
  *    started and the busiest only gets less busy.  A bucket heavier than
@@ -54,6 +55,45 @@ struct vrss_rebal_result {
 	unsigned int moved;
 	u32 load;		/* estimated load moved, fixed point percent */
 };
+
+/*
+ * Each bucket's packets of the interval into its smoothed weight, in fixed
+ * point like the loads (VRSS_LOAD_SHIFT) and smoothed the same way
+ * (vrss_policy_smooth()), so that a CPU's smoothed receive work is shared
+ * by weights that cover the same intervals.  With raw counts, one interval
+ * in which a heavy flow's sender did not run would make a light flow beside
+ * it look as costly as all of that CPU's receive work, and move it.
+ */
+static inline void vrss_rebal_weigh(u32 *weight, const u32 *packets)
+{
+	const u32 max = ~0u >> (VRSS_LOAD_SHIFT + 1);
+	unsigned int b;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = (weight[b] +
+			     ((packets[b] < max ? packets[b] : max) <<
+			      VRSS_LOAD_SHIFT)) / 2;
+}
+
+/*
+ * The primary's (queue 0's) part of its CPU's receive work @net: that
+ * CPU's softirq time is the lower's receive work of every frame it
+ * delivers there, of which only queue 0's own buckets' share would move
+ * with them.  @eff is the table in effect, @weight the smoothed weights.
+ */
+static inline u32 vrss_rebal_primary_net(u32 net, const u32 *eff,
+					 const u32 *weight)
+{
+	u64 all = 0, own = 0;
+	unsigned int b;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		all += weight[b];
+		if (!eff[b])
+			own += weight[b];
+	}
+	return all ? (u32)(((u64)net * own) / all) : 0;
+}
 
 /* The table in effect changed under it (width, user's table): forget. */
 static inline void vrss_rebal_reset(struct vrss_rebal *r)
@@ -118,7 +158,8 @@ static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
 
 /*
  * One interval.  @eff is the table in effect over queues 0..@width-1 and is
- * changed in place; @weight[b] is bucket b's packets over the interval;
+ * changed in place; @weight[b] is bucket b's smoothed packets
+ * (vrss_rebal_weigh());
  * @load[q] is queue q's smoothed load, in fixed point percent as
  * struct vrss_policy keeps it, its net part the receive work of the
  * queue's own buckets.  Buckets move from the busiest queue above the

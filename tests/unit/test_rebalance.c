@@ -4,8 +4,10 @@
  * the guest: each bucket brings in a steady receive demand (percent of one
  * CPU) and packets in proportion to it; a queue's CPU is as busy as the
  * demand of its buckets plus its background load, at most 100 %, and the
- * module's smoothing (vrss_policy_smooth()) turns that into the loads the
- * rebalancer sees.
+ * module's smoothing (vrss_policy_smooth(), vrss_rebal_weigh()) turns that
+ * into the loads and weights the rebalancer sees.  Queue 0's CPU may also
+ * carry the lower's receive work of every frame (@inline_pct of each
+ * bucket's demand), as the primary does when the NIC delivers there.
  */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -27,6 +29,9 @@ struct sim {
 	u32 demand[VRSS_INDIR_SIZE];	/* percent of a CPU */
 	u32 light[VRSS_INDIR_SIZE];	/* packets of flows that cost ~nothing */
 	u32 bg[MAXQ];			/* background (application) load */
+	u32 inline_pct;			/* the lower's work on queue 0's CPU */
+	bool stalled;			/* the heavy flows' sender is not running */
+	u32 weight[VRSS_INDIR_SIZE];	/* smoothed */
 	struct vrss_load load[MAXQ];	/* smoothed, fixed point */
 	unsigned int moves[VRSS_INDIR_SIZE];
 	u64 seen[VRSS_INDIR_SIZE];	/* bit q: the bucket was on queue q */
@@ -62,9 +67,14 @@ static struct vrss_load sim_raw(const struct sim *s, unsigned int q)
 	unsigned int b;
 	u32 net = 0;
 
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+	if (s->stalled)
+		return (struct vrss_load){ s->bg[q], 0 };
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		if (s->eff[b] == q)
 			net += s->demand[b];
+		if (!q)
+			net += s->demand[b] * s->inline_pct / 100;
+	}
 	l.busy = net + s->bg[q];
 	if (l.busy > VRSS_PERCENT_MAX)
 		l.busy = VRSS_PERCENT_MAX;
@@ -88,7 +98,8 @@ static u32 sim_busiest(const struct sim *s)
 /* One interval: sample, smooth, rebalance, apply. */
 static unsigned int sim_step(struct sim *s, struct vrss_rebal_result *res)
 {
-	u32 weight[VRSS_INDIR_SIZE], before[VRSS_INDIR_SIZE];
+	u32 packets[VRSS_INDIR_SIZE], before[VRSS_INDIR_SIZE];
+	struct vrss_load load[MAXQ];
 	struct vrss_rebal_result dummy;
 	unsigned int b, q, moved, changed = 0;
 
@@ -101,9 +112,18 @@ static unsigned int sim_step(struct sim *s, struct vrss_rebal_result *res)
 		s->load[q].net = vrss_policy_smooth(s->load[q].net, raw.net);
 	}
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		weight[b] = s->demand[b] * 10 + s->light[b];
+		packets[b] = (s->stalled ? 0 : s->demand[b] * 10) + s->light[b];
+	vrss_rebal_weigh(s->weight, packets);
+	/*
+	 * As policy.c tells it when queue 0's CPU is the primary: its own
+	 * part of that CPU's receive work.
+	 */
+	memcpy(load, s->load, sizeof(load));
+	if (s->inline_pct)
+		load[0].net = vrss_rebal_primary_net(load[0].net, s->eff,
+						     s->weight);
 	memcpy(before, s->eff, sizeof(before));
-	moved = vrss_rebal_step(&s->r, s->eff, weight, s->load, s->width,
+	moved = vrss_rebal_step(&s->r, s->eff, s->weight, load, s->width,
 				s->threshold, s->hysteresis, res);
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		if (s->eff[b] == before[b])
@@ -199,6 +219,54 @@ static void test_three_heavy_over_three_queues(void **state)
 	sim_run(&s, 200);
 	assert_int_equal(s.rebalances, 2);
 	assert_int_equal(s.returns, 0);
+}
+
+/*
+ * rebalance.sh's flows: three heavy ones from one sender on queue 1, a
+ * light one on each other queue, queue 0's CPU busy with the senders and
+ * the lower's inline work.  Once the heavy ones are apart, their sender
+ * stops for a few intervals (a vCPU it shares is busy): the spread CPUs
+ * go idle and the primary's receive work fades, but the light flows'
+ * packets, now alone in their intervals, must not look like that work
+ * and move.
+ */
+static void test_sender_stall_moves_nothing(void **state)
+{
+	u32 start[VRSS_INDIR_SIZE], split[VRSS_INDIR_SIZE];
+	unsigned int b, i, rebalances;
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, 4);
+	s.threshold = 50;
+	s.hysteresis = 20;
+	s.bg[0] = 100;
+	s.inline_pct = 50;
+	s.demand[1] = 45;		/* queue 1 */
+	s.demand[5] = 45;
+	s.demand[9] = 45;
+	s.light[0] = 5;			/* queues 0, 2 and 3 */
+	s.light[2] = 5;
+	s.light[3] = 5;
+	memcpy(start, s.eff, sizeof(start));
+	sim_run(&s, 20);
+	assert_int_equal(s.rebalances, 2);
+	assert_int_not_equal(s.eff[1], s.eff[5]);
+	assert_int_not_equal(s.eff[1], s.eff[9]);
+	assert_int_not_equal(s.eff[5], s.eff[9]);
+	memcpy(split, s.eff, sizeof(split));
+	for (i = 1; i <= 4; i++) {
+		rebalances = s.rebalances;
+		s.stalled = true;
+		sim_run(&s, i);
+		s.stalled = false;
+		sim_run(&s, 30);
+		assert_int_equal(s.rebalances, rebalances);
+		assert_memory_equal(s.eff, split, sizeof(split));
+	}
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (!s.demand[b])
+			assert_int_equal(s.eff[b], start[b]);
 }
 
 /* Light flows (each under 1 % of a CPU) never move, however busy. */
@@ -411,6 +479,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_colliding_heavy_flows_split),
 		cmocka_unit_test(test_three_heavy_over_three_queues),
+		cmocka_unit_test(test_sender_stall_moves_nothing),
 		cmocka_unit_test(test_light_flows_stay),
 		cmocka_unit_test(test_busy_application_gives_way),
 		cmocka_unit_test(test_elephant_alone_stays),

@@ -186,6 +186,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	if (!cpumask_empty(vd->primary))
 		vrss_queues_place(vd, vd->primary);
 	vrss_rx_bucket_sample(vd, vd->bucket_load);
+	vrss_rebal_weigh(vd->bucket_load->weight, vd->bucket_load->packets);
 	/* Spread queues: their CPU's sample, just taken (offline: idle). */
 	for (i = 1; i < vd->policy->nr; i++) {
 		cpu = READ_ONCE(vd->queues[i].cpu);
@@ -218,10 +219,9 @@ static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
 
 /*
  * Under steer_lock, spread at a width that did not change: move buckets
- * from a busy queue to an idle one (include/vrss/rebalance.h).  The
- * primary CPU's softirq time is the receive work of every frame the lower
- * delivers there, of which only the primary's own buckets' share would
- * move with them: that share is what the rebalancer is told.
+ * from a busy queue to an idle one (include/vrss/rebalance.h), told only
+ * the primary CPU's receive work that its own buckets bring in
+ * (vrss_rebal_primary_net()).
  */
 static void vrss_load_rebalance(struct vrss_dev *vd)
 {
@@ -229,8 +229,7 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 	struct vrss_load *load = vd->rebal_load;
 	struct vrss_policy *p = vd->policy;
 	struct vrss_rebal_result res;
-	unsigned int width, b, moved;
-	u64 all = 0, own = 0;
+	unsigned int width, moved;
 
 	width = vrss_rss_get_steer(vd, vd->rebal_table);
 	if (width < 2 || width > p->nr)
@@ -244,14 +243,10 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 		vd->rebal_gen = vd->steer_gen;
 	}
 	memcpy(load, p->load, width * sizeof(*load));
-	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
-		all += bl->packets[b];
-		if (!vd->rebal_table[b])
-			own += bl->packets[b];
-	}
-	load[0].net = all ? div64_u64((u64)load[0].net * own, all) : 0;
+	load[0].net = vrss_rebal_primary_net(load[0].net, vd->rebal_table,
+					     bl->weight);
 
-	moved = vrss_rebal_step(&vd->rebal, vd->rebal_table, bl->packets, load,
+	moved = vrss_rebal_step(&vd->rebal, vd->rebal_table, bl->weight, load,
 				width, vd->knobs[VRSS_KNOB_THRESHOLD],
 				vd->knobs[VRSS_KNOB_HYSTERESIS], &res);
 	/* No memory for the table: nothing moved, the next interval may. */

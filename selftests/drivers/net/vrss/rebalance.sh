@@ -81,7 +81,7 @@ distinct() {
 	[ "$(printf '%s\n' "$@" | sort -u | wc -l)" = $# ]
 }
 
-vrss_trace_on vrss_rebalance
+vrss_trace_on vrss_rebalance vrss_width_change
 d0=$(vrss_seq_drops)
 r0=$(vrss_stat vrss0 rebalance_events)
 rb0=$(vrss_stat vrss0 rebalance_buckets)
@@ -127,6 +127,8 @@ heavy_there() {
 	distinct "${cpus[@]}"
 }
 ktap_check "... their frames went there, three vCPUs apart" heavy_there
+# What moved, and why: the loads each move was decided on.
+grep -E ' vrss_(rebalance|width_change): ' $VRSS_TRACING/trace | sed 's/^.* vrss_/# vrss_/'
 ktap_check "the light flows stayed on their queues ($light0)" \
 	test "$(queues_of "${lb[@]}")" = "$light0"
 ktap_check "ethtool -x still shows the user's table" test "$(table)" = "$user_table"
