@@ -196,10 +196,13 @@ vrss_peer_stat() {
 	vrss_field "${dir^^}:" "${2#*_}" < <(ip -n $VRSS_PEER -s link show dev "$1")
 }
 
+# One ip for all three (-force: on past what is already gone).
 vrss_net_cleanup() {
-	ip link del vrss0 2>/dev/null
-	ip link del veth0 2>/dev/null
-	ip netns del $VRSS_PEER 2>/dev/null
+	ip -force -batch - > /dev/null 2>&1 <<-EOF
+		link del vrss0
+		link del veth0
+		netns del $VRSS_PEER
+	EOF
 }
 
 # Microsoft's RSS verification key.  The boot's key is random, and the
