@@ -8,8 +8,8 @@
  * the buckets of each width are fixed by the user's table.  Two heavy
  * flows whose hashes meet in one queue then stay on one CPU while another
  * CPU idles.  Once per interval, while spread, this looks at the busy load
- * of every queue's CPU and the work each bucket brought in over the
- * interval (its packets, counted per CPU where the lower delivered it):
+ * of every queue's CPU and the work each bucket brings in (its packets,
+ * counted per CPU where the lower delivered it, smoothed over intervals):
  *
  *  - nothing moves unless the busiest queue's CPU is above the threshold
  *    and the least busy one is below threshold - hysteresis;
@@ -56,23 +56,27 @@ struct vrss_rebal_result {
 	u32 load;		/* estimated load moved, fixed point percent */
 };
 
+/* Fixed point of the weights: enough for a packet a bucket to decay. */
+#define VRSS_REBAL_WEIGHT_SHIFT	4
+
 /*
  * Each bucket's packets of the interval into its smoothed weight, in fixed
- * point like the loads (VRSS_LOAD_SHIFT) and smoothed the same way
- * (vrss_policy_smooth()), so that a CPU's smoothed receive work is shared
- * by weights that cover the same intervals.  With raw counts, one interval
- * in which a heavy flow's sender did not run would make a light flow beside
- * it look as costly as all of that CPU's receive work, and move it.
+ * point and smoothed the same way as the loads (vrss_policy_smooth()), so
+ * that a CPU's smoothed receive work is shared by weights that cover the
+ * same intervals.  With raw counts, one interval in which a heavy flow's
+ * sender did not run would make a light flow beside it look as costly as
+ * all of that CPU's receive work, and move it.  Counts saturate at 2^27
+ * per interval (13 Mpps at the longest interval).
  */
 static inline void vrss_rebal_weigh(u32 *weight, const u32 *packets)
 {
-	const u32 max = ~0u >> (VRSS_LOAD_SHIFT + 1);
+	const u32 max = ~0u >> (VRSS_REBAL_WEIGHT_SHIFT + 1);
 	unsigned int b;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		weight[b] = (weight[b] +
 			     ((packets[b] < max ? packets[b] : max) <<
-			      VRSS_LOAD_SHIFT)) / 2;
+			      VRSS_REBAL_WEIGHT_SHIFT)) / 2;
 }
 
 /*

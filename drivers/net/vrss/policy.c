@@ -342,6 +342,8 @@ void vrss_load_start(struct vrss_dev *vd)
 			vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
 		}
 		vrss_load_sample_all(vd);
+		/* Nor the buckets' weights: the loads start over too. */
+		memset(vd->bucket_load->weight, 0, sizeof(vd->bucket_load->weight));
 		vrss_load_apply(vd, vrss_policy_reset(vd->policy,
 						      vd->knobs[VRSS_KNOB_THRESHOLD],
 						      vrss_rss_max_width(vd)));
