@@ -151,6 +151,18 @@ static void sim_run(struct sim *s, unsigned int n)
 		sim_step(s, NULL);
 }
 
+/*
+ * The heavy flows' sender stops for @n intervals (the spread CPUs go idle,
+ * the light flows go on), then sends again for 30.
+ */
+static void sim_stall(struct sim *s, unsigned int n)
+{
+	s->stalled = true;
+	sim_run(s, n);
+	s->stalled = false;
+	sim_run(s, 30);
+}
+
 /* Intervals until the first rebalance (at most 16), its result in @res. */
 static void sim_first_move(struct sim *s, struct vrss_rebal_result *res)
 {
@@ -257,10 +269,7 @@ static void test_sender_stall_moves_nothing(void **state)
 	memcpy(split, s.eff, sizeof(split));
 	for (i = 1; i <= 4; i++) {
 		rebalances = s.rebalances;
-		s.stalled = true;
-		sim_run(&s, i);
-		s.stalled = false;
-		sim_run(&s, 30);
+		sim_stall(&s, i);
 		assert_int_equal(s.rebalances, rebalances);
 		assert_memory_equal(s.eff, split, sizeof(split));
 	}
@@ -292,10 +301,7 @@ static void test_sender_stall_on_spread_queue(void **state)
 	sim_run(&s, 30);
 	assert_int_equal(s.rebalances, 0);
 	for (i = 1; i <= 4; i++) {
-		s.stalled = true;
-		sim_run(&s, i);
-		s.stalled = false;
-		sim_run(&s, 30);
+		sim_stall(&s, i);
 		assert_int_equal(s.moves[4], 0);
 		assert_int_equal(s.eff[4], 1);
 	}
