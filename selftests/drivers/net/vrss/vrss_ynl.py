@@ -10,22 +10,20 @@
   vrss_ynl.py queues DEV            one line per rx queue in use:
                                     queue-id napi-id (or - without one)
 """
-import functools
 import os
+import runpy
 import socket
 import sys
 
-import yaml
-
 # realpath: in a kselftest tree (make ksft) this file is a link.
-YNL = os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../../../build/ynl")
+REPO = os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../../..")
+YNL = os.path.join(REPO, "build/ynl")
 sys.path.insert(0, YNL)
 from lib import YnlFamily  # noqa: E402
 
-# YNL reads its spec with yaml.safe_load: pure Python, seconds under TCG.
-# libyaml's loader (python3-yaml has it) reads the same YAML in a tenth.
-if hasattr(yaml, "CSafeLoader"):
-    yaml.safe_load = functools.partial(yaml.load, Loader=yaml.CSafeLoader)
+# YNL reads its spec with yaml.safe_load, seconds under TCG: libyaml's
+# loader instead, as the kernel's drivers/net tests get it (ksft-drv.sh).
+runpy.run_path(os.path.join(REPO, "tools/scripts/pyfast/sitecustomize.py"))
 
 
 def main():
