@@ -93,7 +93,8 @@ check-full:
 	@VRSS_CHECK_FULL=1 $(S)/check.sh
 
 # Host-built tools the guest runs (the repository is shared with it).
-tools: build/tools/vrss-ttcp selftests/drivers/net/vrss/vrss_traffic
+tools: build/tools/vrss-ttcp selftests/drivers/net/vrss/vrss_traffic \
+	build/tools/vrss-insn.so build/tools/vrss-insn
 
 # The selftests' traffic helper, for make demo and make bench (the
 # selftests build their own in the kselftest tree).
@@ -103,6 +104,16 @@ selftests/drivers/net/vrss/vrss_traffic: selftests/drivers/net/vrss/vrss_traffic
 build/tools/vrss-ttcp: tools/ttcp/vrss-ttcp.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
+
+# The instruction meter: a QEMU TCG plugin (tools/vm/run --count-insns)
+# and the guest's side of it (marks).
+build/tools/vrss-insn.so: tools/insn/insn.c tools/insn/mark.h tools/insn/qemu-plugin-api.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -pthread -o $@ $<
+
+build/tools/vrss-insn: tools/insn/vrss-insn.c tools/insn/mark.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 # The vRSS off/on experiment in a guest: a table and build/demo/demo.png.
 demo:

@@ -6,10 +6,13 @@
 # writable and the host root is not, and every way a guest can go wrong (a
 # panic, a WARN, a hung command) gives a non-zero exit; --nic gives the
 # guest a virtio-net NIC whose host end lives in a namespace of the run's
-# own, gone afterwards.  KTAP output.
+# own, gone afterwards; --count-insns counts a loop of known length
+# exactly.  KTAP output.
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 run=$repo/tools/vm/run
+# The instruction meter and its guest side (make check builds them first).
+make -s -C "$repo" build/tools/vrss-insn.so build/tools/vrss-insn || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -46,7 +49,7 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..21"
+echo "1..23"
 
 # A guest side that checks its NIC: QUEUES combined channels, the
 # documented MAC, then host->guest ping through tools/vm/host, and the
@@ -65,6 +68,7 @@ ns=vrss-rig-test-$$-2
 "$run" --nic 2 --netns $ns -- bash -c "echo to-stdout; echo to-stderr >&2
 	pwd > $marker && nproc >> $marker && ! touch /usr/rig-test-$$ 2>/dev/null || exit 9
 	bash -c '$nic_check' _ 2 > $marker-nic.log 2>&1 || exit 10
+	! build/tools/vrss-insn mark 2> $marker-insn || exit 11
 	exit 7" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 echo "# exit $rc"
@@ -79,12 +83,25 @@ result $? "runs in the current directory, repo writable, host root read-only, 2 
 result $? "--nic 2: 2 queue pairs in the guest, host->guest ping from namespace $ns"
 ! ip netns list | grep -q "^$ns\b"
 result $? "--nic 2: namespace $ns deleted after the run"
-rm -f "$marker" "$marker-nic.log"
+[ $rc = 7 ] && grep -q 'is the meter on' "$marker-insn"
+result $? "without --count-insns, a mark fails and says why"
+rm -f "$marker" "$marker-nic.log" "$marker-insn"
 
-# Exit 1 only once the vCPUs and the memory are right (9 if not).
+# Exit 1 only once the vCPUs and the memory are right (9 if not).  The
+# meter: a user loop of 2N instructions between two marks on one vCPU
+# reads 2N plus the 5 of the marks' own blocks (the loop's setup and the
+# second mark's), whatever the host's load; 3 vCPUs in each mark line.
 expect_rc 1 "6.1: exit 1 passes through; --cpus 3 --mem 1G give 3 vCPUs and 1 GiB" \
-	--kernel 6.1 --cpus 3 --mem 1G -- \
-	sh -c '[ "$(nproc)" = 3 ] && [ "$(awk "/MemTotal/ { print \$2 }" /proc/meminfo)" -lt 1100000 ] || exit 9; exit 1'
+	--kernel 6.1 --cpus 3 --mem 1G --count-insns -- \
+	sh -c '[ "$(nproc)" = 3 ] && [ "$(awk "/MemTotal/ { print \$2 }" /proc/meminfo)" -lt 1100000 ] || exit 9
+		for n in 1000 3000000; do build/tools/vrss-insn loop $n; done > '"$marker-insn"' || exit 9
+		build/tools/vrss-insn mark >> '"$marker-insn"' || exit 9; exit 1'
+sed 's/^/# /' "$marker-insn" 2> /dev/null
+awk 'NR <= 2 { n++; if ($2 != 2000 && $2 != 6000000 || $4 < $2 || $4 > $2 + 20) bad = 1 }
+     NR == 3 { n++; if (NF != 8 || $3 <= 0) bad = 1 }
+     END { exit bad || n != 3 }' "$marker-insn" 2> /dev/null
+result $? "--count-insns: a loop of 2N user instructions reads 2N (+ at most 20) on 6.1, for N = 1000 and 3000000"
+rm -f "$marker-insn"
 
 # A boot that never reaches CMD (here: a limit no boot can meet) is
 # stopped and tried three times, then fails with a message, well before
