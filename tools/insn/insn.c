@@ -15,10 +15,9 @@
  *
  * the mark's sequence number, the vCPU that executed it, then each vCPU's
  * kernel and user instructions since boot.  The profiling mark also
- * appends to FILE.prof a window of the instructions executed since the
- * previous profiling mark, by translation block start address:
+ * writes FILE.prof.SEQ: the instructions executed since the previous
+ * profiling mark, by translation block start address, a line each:
  *
- *   window SEQ
  *   ADDR INSNS          (hex, decimal; blocks that ran in the window)
  *
  * A translation block ends at the first branch, so it lies in one
@@ -63,7 +62,8 @@ static struct vcpu_count counts[MAX_VCPUS];
 static unsigned int n_vcpus;
 static struct block *blocks;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static FILE *out, *prof;
+static FILE *out;
+static char *prof_path;	/* FILE.prof. */
 static uint64_t seq;
 
 static const unsigned char mark_bytes[] = VRSS_INSN_MARK_BYTES;
@@ -103,11 +103,16 @@ static void write_counts(unsigned int vcpu)
 
 static void write_profile(void)
 {
+	char path[4096];
 	struct block *b;
 	unsigned int i;
+	FILE *prof;
 	uint64_t e;
 
-	fprintf(prof, "window %" PRIu64 "\n", seq);
+	snprintf(path, sizeof(path), "%s%" PRIu64, prof_path, seq);
+	prof = fopen(path, "w");
+	if (!prof)
+		return;
 	for (b = blocks; b; b = b->next) {
 		for (e = 0, i = 0; i < n_vcpus; i++)
 			e += load(&b->execs[i]);
@@ -117,7 +122,7 @@ static void write_profile(void)
 			(e - b->profiled) * b->n_insns);
 		b->profiled = e;
 	}
-	fflush(prof);
+	fclose(prof);
 }
 
 /* udata: non-NULL for the profiling mark. */
@@ -126,7 +131,7 @@ static void mark_exec(unsigned int vcpu, void *udata)
 	pthread_mutex_lock(&lock);
 	seq++;
 	write_counts(vcpu);
-	if (udata && prof)
+	if (udata)
 		write_profile();
 	pthread_mutex_unlock(&lock);
 }
@@ -189,9 +194,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	(void)udata;
 	pthread_mutex_lock(&lock);
 	fclose(out);
-	if (prof)
-		fclose(prof);
-	out = prof = NULL;
+	out = NULL;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -200,7 +203,7 @@ VRSS_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   int argc, char **argv)
 {
 	const char *path = NULL;
-	char msg[256], *p;
+	char msg[256];
 	int i;
 
 	if (!info->system_emulation || info->system.max_vcpus < 1 ||
@@ -224,17 +227,13 @@ VRSS_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	out = fopen(path, "w");
-	p = malloc(strlen(path) + sizeof(".prof"));
-	if (p) {
-		strcpy(p, path);
-		strcat(p, ".prof");
-		prof = fopen(p, "w");
-		free(p);
-	}
-	if (!out || !prof) {
-		qemu_plugin_outs("vrss-insn: cannot create the output files\n");
+	prof_path = malloc(strlen(path) + sizeof(".prof."));
+	if (!out || !prof_path) {
+		qemu_plugin_outs("vrss-insn: cannot create the output file\n");
 		return -1;
 	}
+	strcpy(prof_path, path);
+	strcat(prof_path, ".prof.");
 	qemu_plugin_register_vcpu_tb_trans_cb(id, block_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

@@ -612,3 +612,35 @@ vrss_trace_count() {
 	grep -c " $1: " $VRSS_TRACING/trace
 	echo > $VRSS_TRACING/trace
 }
+
+# --- the instruction meter (tools/vm/run --count-insns, tools/insn/) -------
+
+VRSS_INSN=$VRSS_REPO/build/tools/vrss-insn
+
+# vrss_insn_window PROF CMD...: run CMD between two profiling marks of the
+# meter; the window's profile moves to PROF (tools/insn/profile.py reads
+# it).  Sets vrss_insn_k and vrss_insn_u (the kernel's and user space's
+# instructions on every vCPU in the window), vrss_insn_kcpu (the kernel's,
+# per vCPU) and vrss_insn_us (the window's microseconds).  Fails if CMD or
+# a mark does.
+vrss_insn_window() {
+	local prof=$1 a b t0 i n
+	shift
+	t0=${EPOCHREALTIME/[.,]/}
+	a=$("$VRSS_INSN" mark --profile) || return 1
+	"$@" || return 1
+	b=$("$VRSS_INSN" mark --profile) || return 1
+	vrss_insn_us=$((${EPOCHREALTIME/[.,]/} - t0))
+	read -r -a a <<< "$a"
+	read -r -a b <<< "$b"
+	n=$(((${#b[@]} - 2) / 2))
+	vrss_insn_k=0 vrss_insn_u=0 vrss_insn_kcpu=()
+	for ((i = 0; i < n; i++)); do
+		vrss_insn_kcpu[i]=$((b[2 + 2 * i] - a[2 + 2 * i]))
+		vrss_insn_k=$((vrss_insn_k + vrss_insn_kcpu[i]))
+		vrss_insn_u=$((vrss_insn_u + b[3 + 2 * i] - a[3 + 2 * i]))
+	done
+	# The profile since the previous profiling mark is not this window's.
+	rm -f "$VRSS_INSNS.prof.${a[0]}"
+	mv "$VRSS_INSNS.prof.${b[0]}" "$prof"
+}
