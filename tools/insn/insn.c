@@ -22,8 +22,11 @@
  *
  * A translation block ends at the first branch, so it lies in one
  * function: with the guest's /proc/kallsyms that is a per-function
- * profile, and the module's section addresses give what the module itself
- * executed (tools/insn/profile.py).
+ * profile, and the [module] tags there give what a module itself executed
+ * (tools/insn/profile.py).
+ *
+ * Memory: a record per translation, never freed (a guest run of minutes
+ * translates some hundred thousand blocks, some tens of megabytes).
  *
  * Counting is per translation block: QEMU calls us when a block starts,
  * and the whole block is counted.  A block cut short by an exception (a
@@ -129,6 +132,10 @@ static void write_profile(void)
 static void mark_exec(unsigned int vcpu, void *udata)
 {
 	pthread_mutex_lock(&lock);
+	if (!out) {		/* QEMU is exiting */
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	seq++;
 	write_counts(vcpu);
 	if (udata)
