@@ -12,15 +12,23 @@
  * counted per CPU where the lower delivered it, smoothed over intervals):
  *
  *  - nothing moves unless the busiest queue's CPU is above the threshold
- *    and the least busy one is below threshold - hysteresis;
+ *    and the least busy one is below threshold - hysteresis, or, when no
+ *    CPU is that idle, unless the busy queue's receive work exceeds that
+ *    of the queue with the least (never the primary's) by more than the
+ *    hysteresis: the receive-bound guest, whose CPUs are all busy, one
+ *    with the receive work the table pinned there, the others with
+ *    applications, which the scheduler moves where the time is; hash luck
+ *    (7 of 8 streams on one queue) would otherwise leave the pinned work
+ *    where it is, and the guest no faster than with one vCPU;
  *  - the busiest queue's receive work (its CPU's softirq time) is shared
  *    among its buckets by their packets, smoothed as the loads are
  *    (vrss_rebal_weigh()), which estimates what each bucket costs there;
  *    a busiest queue with nothing to move (its CPU busy with an
  *    application) gives way to the next busiest above the threshold;
  *  - buckets move, heaviest first, while what has moved stays within half
- *    the gap between the two CPUs: the two end no further apart than they
- *    started and the busiest only gets less busy.  A bucket heavier than
+ *    the gap between the two CPUs (in busy load; in receive work when all
+ *    are busy): the two end no further apart than they started and the
+ *    busiest only gets less busy.  A bucket heavier than
  *    that, an elephant bigger than the gap, stays: moving it would only
  *    make the other CPU the busiest one, and the next interval would move
  *    it back.  Buckets of less than 1 % of a CPU are not worth a move;
@@ -111,15 +119,15 @@ static inline void vrss_rebal_reset(struct vrss_rebal *r)
 
 /*
  * Move buckets of queue @from to @to, heaviest first, while what moved
- * stays within half the gap between the two; the number moved.
+ * stays within @room; the number moved.
  */
 static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
 					   const u32 *weight,
 					   const struct vrss_load *load,
 					   unsigned int from, unsigned int to,
-					   u32 *moved_load)
+					   u32 room, u32 *moved_load)
 {
-	u32 net, room, cost, best_cost;
+	u32 net, cost, best_cost;
 	unsigned int b, best, moved = 0;
 	u64 total = 0;
 
@@ -130,7 +138,6 @@ static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
 		return 0;	/* the busy CPU is busy with something else */
 
 	net = load[from].net < load[from].busy ? load[from].net : load[from].busy;
-	room = (load[from].busy - load[to].busy) / 2;
 	for (;;) {
 		/*
 		 * The heaviest bucket left that fits (one that moved is on
@@ -170,8 +177,10 @@ static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
  * threshold that has some to move (the busiest may be busy with work
  * that is not its buckets': an application, or the lower's own receive
  * work on a primary CPU) to the least busy one, if that is below
- * threshold - hysteresis.  The buckets that move are the entries of @eff
- * that changed; returns the number of them.
+ * threshold - hysteresis; when none is, to the queue other than the
+ * primary (0) with the least receive work, from one with more by over
+ * the hysteresis.  The buckets that move are the entries of @eff that
+ * changed; returns the number of them.
  */
 static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 					   const u32 *weight,
@@ -181,8 +190,9 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 					   unsigned int hysteresis,
 					   struct vrss_rebal_result *res)
 {
-	u32 high = threshold << VRSS_LOAD_SHIFT, low, ceil = 0;
+	u32 high = threshold << VRSS_LOAD_SHIFT, low, hyst, ceil = 0, room;
 	unsigned int b, q, from, to = 0, tried, last = 0;
+	bool by_net;
 
 	res->moved = 0;
 	res->load = 0;
@@ -198,13 +208,26 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 	if (width < 2 || threshold <= hysteresis || threshold >= VRSS_PERCENT_MAX)
 		return 0;
 	low = (threshold - hysteresis) << VRSS_LOAD_SHIFT;
+	hyst = hysteresis << VRSS_LOAD_SHIFT;
 
 	/* The least busy queue; ties go to the lowest. */
 	for (q = 1; q < width; q++)
 		if (load[q].busy < load[to].busy)
 			to = q;
-	if (load[to].busy >= low)
-		return 0;
+	/*
+	 * No CPU with time to spare: each is busy with receive work the table
+	 * pinned there or with applications, which the scheduler can move.
+	 * The queue with the least receive work takes, but never the primary:
+	 * the lower's work of every frame is on its CPU too, and its net
+	 * (its own buckets' share) does not show it.
+	 */
+	by_net = load[to].busy >= low;
+	if (by_net) {
+		to = 1;
+		for (q = 2; q < width; q++)
+			if (load[q].net < load[to].net)
+				to = q;
+	}
 	res->to = to;
 
 	/*
@@ -215,7 +238,7 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 	for (tried = 0; tried < width; tried++) {
 		from = width;
 		for (q = 0; q < width; q++) {
-			if (load[q].busy <= high)
+			if (load[q].busy <= high || q == to)
 				continue;
 			if (tried && !(load[q].busy < ceil ||
 				       (load[q].busy == ceil && q > last)))
@@ -227,9 +250,15 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 			break;
 		ceil = load[from].busy;
 		last = from;
+		if (!by_net)
+			room = (load[from].busy - load[to].busy) / 2;
+		else if (load[from].net > load[to].net + hyst)
+			room = (load[from].net - load[to].net) / 2;
+		else
+			continue;	/* no more receive work than @to's */
 		res->from = from;
 		res->moved = vrss_rebal_move(r, eff, weight, load, from, to,
-					     &res->load);
+					     room, &res->load);
 		if (res->moved)
 			break;
 	}

@@ -250,8 +250,24 @@ static void fuzz_rebalance(const u8 *data, size_t size)
 			check(!old.settle && r.settle == VRSS_REBAL_SETTLE);
 			check(res.from != res.to && width > 1);
 			check(load[res.from].busy > threshold << VRSS_LOAD_SHIFT);
-			check(load[res.to].busy < (threshold - hysteresis) << VRSS_LOAD_SHIFT);
-			check(res.load <= (load[res.from].busy - load[res.to].busy) / 2);
+			if (load[res.to].busy < (threshold - hysteresis) << VRSS_LOAD_SHIFT) {
+				/* To a CPU with time to spare. */
+				check(res.load <= (load[res.from].busy - load[res.to].busy) / 2);
+			} else {
+				/*
+				 * None has: receive work to the queue with
+				 * the least, never the primary, from one with
+				 * more by over the hysteresis.
+				 */
+				for (i = 0; i < width; i++)
+					check(load[i].busy >= (threshold - hysteresis) << VRSS_LOAD_SHIFT);
+				check(res.to);
+				for (i = 1; i < width; i++)
+					check(load[res.to].net <= load[i].net);
+				check(load[res.from].net > load[res.to].net +
+				      (hysteresis << VRSS_LOAD_SHIFT));
+				check(res.load <= (load[res.from].net - load[res.to].net) / 2);
+			}
 		}
 	}
 }

@@ -350,6 +350,62 @@ static void test_busy_application_gives_way(void **state)
 	assert_int_equal(s.eff[0], 0);
 }
 
+/*
+ * The receive-bound guest of make bench: 2 vCPUs, 8 equal streams of
+ * which hash luck put 7 on the primary's queue, whose CPU also does the
+ * lower's work of every frame; the other vCPU is busy with the receiving
+ * application, above threshold - hysteresis.  Receive work moves to it
+ * until the two queues' receive work is within the hysteresis, and
+ * nothing goes back.
+ */
+static void test_receive_bound_both_busy(void **state)
+{
+	struct vrss_rebal_result res;
+	unsigned int b, on0 = 0;
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, 2);
+	s.inline_pct = 25;
+	s.bg[1] = 70;			/* the application */
+	for (b = 0; b < 14; b += 2)	/* queue 0 */
+		s.demand[b] = 12;
+	s.demand[1] = 12;		/* queue 1 */
+	sim_first_move(&s, &res);
+	assert_int_equal(res.from, 0);
+	assert_int_equal(res.to, 1);
+	assert_true(res.moved > 0);
+	sim_run(&s, 300);
+	for (b = 0; b < 14; b += 2)
+		on0 += s.eff[b] == 0;
+	assert_int_equal(on0, 4);	/* and 4 on 1, with the app */
+	assert_int_equal(s.returns, 0);
+	assert_true(s.rebalances <= 2);
+	assert_true(sim_raw(&s, 0).busy <= s.threshold);
+}
+
+/*
+ * All busy, and the receive work already even (within the hysteresis):
+ * nothing moves, however busy.
+ */
+static void test_receive_bound_even_stays(void **state)
+{
+	u32 start[VRSS_INDIR_SIZE];
+	unsigned int b;
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, 2);
+	s.inline_pct = 25;
+	s.bg[1] = 60;
+	for (b = 0; b < 8; b++)		/* 4 and 4 */
+		s.demand[b] = 20;
+	memcpy(start, s.eff, sizeof(start));
+	sim_run(&s, 300);
+	assert_memory_equal(s.eff, start, sizeof(start));
+	assert_int_equal(s.rebalances, 0);
+}
+
 /* One elephant bigger than a vCPU, alone on its queue: it stays. */
 static void test_elephant_alone_stays(void **state)
 {
@@ -446,11 +502,36 @@ static void test_gates(void **state)
 	/* Busiest at the threshold, not above it. */
 	load[1].busy = 80 << VRSS_LOAD_SHIFT;
 	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
-	/* The other at threshold - hysteresis, not below it. */
+	/*
+	 * The other at threshold - hysteresis, not below it: it is the
+	 * primary, which takes no receive work from a busy queue.
+	 */
 	load[1].busy = 100 << VRSS_LOAD_SHIFT;
 	load[0].busy = 60 << VRSS_LOAD_SHIFT;
 	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
 	assert_memory_equal(eff, start, sizeof(eff));
+	/*
+	 * Both busy: the primary's receive work goes to the other CPU (busy
+	 * with an application) only while it has more by over the
+	 * hysteresis.
+	 */
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = eff[b] == 0 && b < 32 ? 100 : 0;
+	load[0] = (struct vrss_load){ 100 << VRSS_LOAD_SHIFT, 40 << VRSS_LOAD_SHIFT };
+	load[1] = (struct vrss_load){ 90 << VRSS_LOAD_SHIFT, 20 << VRSS_LOAD_SHIFT };
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 0);
+	assert_memory_equal(eff, start, sizeof(eff));
+	load[1].net = 19 << VRSS_LOAD_SHIFT;
+	/* Half the gap of 21 is 10.5 %, 2.5 % a bucket (16): 4 move. */
+	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 2, 80, 20, &res), 4);
+	assert_int_equal(res.from, 0);
+	assert_int_equal(res.to, 1);
+	vrss_rebal_reset(&r);
+	vrss_indir_fill_default(eff, 2);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = eff[b] == 1 ? 100 : 0;
+	load[0] = (struct vrss_load){ 10 << VRSS_LOAD_SHIFT, 10 << VRSS_LOAD_SHIFT };
+	load[1] = (struct vrss_load){ 100 << VRSS_LOAD_SHIFT, 100 << VRSS_LOAD_SHIFT };
 
 	/* Both gates open: half of the gap's worth moves (45 % of 90). */
 	load[0].busy = 10 << VRSS_LOAD_SHIFT;
@@ -522,6 +603,8 @@ int main(void)
 		cmocka_unit_test(test_sender_stall_on_spread_queue),
 		cmocka_unit_test(test_light_flows_stay),
 		cmocka_unit_test(test_busy_application_gives_way),
+		cmocka_unit_test(test_receive_bound_both_busy),
+		cmocka_unit_test(test_receive_bound_even_stays),
 		cmocka_unit_test(test_elephant_alone_stays),
 		cmocka_unit_test(test_elephant_neighbours_leave),
 		cmocka_unit_test(test_ties),

@@ -13,16 +13,25 @@
 # per system call) and with TCP (8 streams), the sender on the last vCPU;
 # plus a light paced UDP load (8 x 0.25 Mbit/s of 1400-byte datagrams, about
 # 180 a second: a few percent of a TCG vCPU) on plain, rps and gated, for
-# the cost below the threshold.  vrss-ttcp's JSON goes to OUT/; the width
-# changes of gated runs to OUT/*-widths.txt; 64-flow balance to
+# the cost below the threshold.  And the receive-bound guest (fw): the same
+# 8 TCP streams into a guest whose input chain holds a firewall ruleset of
+# VRSS_BENCH_RULES rules (1000; tools/bench/firewall.sh) that every packet
+# walks, so that one vCPU's receive work, not the application, is the
+# limit (with 1000 rules plain's interrupt vCPU spends ~90 % in softirq
+# while the other has time to spare).  vrss-ttcp's JSON goes to OUT/; the
+# width changes of gated runs to OUT/*-widths.txt; what vrss did in a run
+# (its IPIs, packets per queue, rebalances, width at the end) to
+# OUT/*-vrss.txt, and for TCP runs through vrss0, half-way through, the
+# table in effect and the streams' ports (OUT/*-flows.txt: which queue
+# each stream was on; the key is in OUT/rxfh.txt); 64-flow balance to
 # OUT/balance.txt.
-#
 #
 # Under `tools/vm/run --nic Q` ($VRSS_NIC set) the lower is that virtio-net
 # NIC and the sender is outside the guest, on the host behind its tap
 # (tools/vm/host), as in the book's experiment: TCP only (the host's UDP is
 # capped by QEMU's tap backend, not by the guest), 8 streams, and the light
-# load as the same paced UDP; with one queue pair all six
+# load as the same paced UDP, plus request/response latency at a light
+# rate (sockperf, OUT/latency-*.txt); with one queue pair all six
 # configurations, with two (static multi-queue, what users pick today)
 # plain, off, gated and rps.  With one queue pair also colliding heavy
 # flows (issue 18): 4 TCP streams from the host whose source ports are
@@ -44,6 +53,7 @@ mask=$(printf '%x' $(((1 << nq) - 1)))
 
 cleanup() {
 	vrss_trace_off
+	"$repo/tools/bench/firewall.sh" 0 2> /dev/null || true
 	ip link del vrss0 2> /dev/null || true
 	ip link del veth0 2> /dev/null || true
 	ip netns del $VRSS_PEER 2> /dev/null || true
@@ -66,19 +76,21 @@ if [ -n "${VRSS_NIC:-}" ]; then
 	send() {
 		"$repo/tools/vm/host" run "$ttcp" -s $GUEST "$@" -m 8 -t $((secs + 2)) -W 0 > /dev/null
 	}
-	protos=(tcp)
+	protos=(tcp fw)
 	if [ "$rxqs" -gt 1 ]; then
 		configs=(plain rps off gated)
 	else
 		configs=(plain rps off single spread gated)
 	fi
 	light_configs=(plain rps off gated)
+	latency_configs=(plain rps off gated)
 	collide_configs=()
 	[ "$rxqs" -gt 1 ] || collide_configs=(collide-static collide-rebal collide-rps)
 	# VRSS_BENCH_ONLY=collide: that case alone (make bench's 4-vCPU guest).
 	if [ "${VRSS_BENCH_ONLY:-}" = collide ]; then
 		protos=()
 		light_configs=()
+		latency_configs=()
 	fi
 else
 	lower=veth0
@@ -101,11 +113,27 @@ else
 	send() {
 		ip netns exec $VRSS_PEER "$ttcp" -s $VRSS_IP "$@" -m "8,$last" -t $((secs + 2)) -W 0
 	}
-	protos=(udp tcp)
+	protos=(udp tcp fw)
 	configs=(plain rps off single spread gated)
 	light_configs=(plain rps gated)
+	latency_configs=()
 	collide_configs=()
 fi
+# VRSS_BENCH_ONLY=fw: the receive-bound workload alone.
+if [ "${VRSS_BENCH_ONLY:-}" = fw ]; then
+	protos=(fw)
+	light_configs=()
+	latency_configs=()
+	collide_configs=()
+fi
+# VRSS_BENCH_ONLY=latency: the round trips alone.
+if [ "${VRSS_BENCH_ONLY:-}" = latency ]; then
+	protos=()
+	light_configs=()
+	collide_configs=()
+fi
+rules=${VRSS_BENCH_RULES:-1000}
+echo "$rules" > "$out/rules.txt"
 MSKEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
 cbase=
 peer_ip=$(awk -F. -v OFS=. '{ $4 = ($4 == 1 ? 2 : 1); print }' <<< "$GUEST")
@@ -155,9 +183,23 @@ use() {
 	sleep 0.3
 }
 
+# flows NAME: half-way through a TCP run through vrss0, the width, the
+# table in effect and the TCP sockets (/proc/net/tcp{,6}: the host's source
+# ports are ephemeral) to OUT/NAME-flows.txt, for the report to say which
+# queue each stream was on.
+flows() {
+	sleep $((secs / 2 + 1))
+	{
+		echo "width $(< /sys/class/net/vrss0/vrss/width)"
+		echo "indir $(< /sys/class/net/vrss0/vrss/effective_indir)"
+		echo "$(< /proc/net/tcp)"
+		echo "$(< /proc/net/tcp6)"
+	} > "$out/$1-flows.txt"
+}
+
 # run NAME PROTO [paced]: one measurement, vrss-ttcp JSON to OUT/NAME.json.
 run() {
-	local name=$1 proto=$2 rx=() tx=() ipis0 pkts0
+	local name=$1 proto=$2 rx=() tx=() ipis0 pkts0 q0 r0 sampler=
 	[ "$proto" = udp ] && { rx=(-u); tx=(-u -l 256 -g 64); }
 	[ "${3:-}" = paced ] && tx=(-u -l 1400 -b 0.25)
 	"$ttcp" -r "${rx[@]}" -m 8 -t "$secs" -W 1 --json > "$out/$name.json" &
@@ -167,16 +209,47 @@ run() {
 		vrss_trace_on vrss_width_change
 		ipis0=$(vrss_stat_sum vrss0 ipis)
 		pkts0=$(vrss_stat_sum vrss0 packets)
+		q0=$(vrss_queue_packets vrss0)
+		r0=$(vrss_stat vrss0 rebalance_events)
+		if [ "$proto" != udp ]; then
+			flows "$name" &
+			sampler=$!
+		fi
 	fi
 	send "${tx[@]}"
 	wait $pid
+	[ -z "$sampler" ] || wait $sampler
 	if [ -e /sys/class/net/vrss0 ]; then
 		# The IPIs vrss itself sent (the JSON's count is every IPI).
+		local q
+		q=$(vrss_queue_delta "$q0" "$(vrss_queue_packets vrss0)")
 		echo "ipis $(($(vrss_stat_sum vrss0 ipis) - ipis0))" \
-		     "packets $(($(vrss_stat_sum vrss0 packets) - pkts0))" > "$out/$name-vrss.txt"
+		     "packets $(($(vrss_stat_sum vrss0 packets) - pkts0))" \
+		     "rebalances $(($(vrss_stat vrss0 rebalance_events) - r0))" \
+		     "queue_packets ${q// /,}" > "$out/$name-vrss.txt"
 		grep ' vrss_width_change: ' $VRSS_TRACING/trace > "$out/$name-widths.txt" || true
 		vrss_trace_off
 	fi
+}
+
+# run_latency NAME: request/response round trips from the host at a light
+# rate (sockperf ping-pong, UDP, 200 a second for SECONDS, 64 bytes), to
+# OUT/NAME.txt: sockperf's summary (full round trips, usec), and the IPIs
+# of the run: all of them (/proc/interrupts CAL) and vrss's own.
+run_latency() {
+	local name=$1 pid cal0 ipis0=
+	sockperf server -i $GUEST -p 11111 > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	cal0=$(awk '$1 == "CAL:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts)
+	[ ! -e /sys/class/net/vrss0 ] || ipis0=$(vrss_stat_sum vrss0 ipis)
+	"$repo/tools/vm/host" run sockperf ping-pong -i $GUEST -p 11111 --full-rtt \
+		--mps=200 -m 64 -t "$secs" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' |
+		grep -E 'dropped messages|observation|percentile' > "$out/$name.txt"
+	echo "cal_ipis $(($(awk '$1 == "CAL:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts) - cal0))" >> "$out/$name.txt"
+	[ -z "$ipis0" ] || echo "vrss_ipis $(($(vrss_stat_sum vrss0 ipis) - ipis0))" >> "$out/$name.txt"
+	kill $pid
+	wait $pid 2> /dev/null || true
 }
 
 # run_collide NAME: the 4 colliding streams from the host; the rebalances
@@ -203,16 +276,24 @@ run_collide() {
 	fi
 }
 
+use gated
+ethtool -x vrss0 > "$out/rxfh.txt"
 for ((r = 1; r <= rounds; r++)); do
 	for proto in "${protos[@]}"; do
+		[ "$proto" != fw ] || "$repo/tools/bench/firewall.sh" "$rules"
 		for c in "${configs[@]}"; do
 			use "$c"
-			run "$proto-$c-$r" "$proto"
+			run "$proto-$c-$r" "${proto/fw/tcp}"
 		done
+		[ "$proto" != fw ] || "$repo/tools/bench/firewall.sh" 0
 	done
 	for c in "${light_configs[@]}"; do
 		use "$c"
 		run "light-$c-$r" udp paced
+	done
+	for c in "${latency_configs[@]}"; do
+		use "$c"
+		run_latency "latency-$c-$r"
 	done
 	for c in "${collide_configs[@]}"; do
 		use "$c"
@@ -221,7 +302,7 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "bench: round $r of $rounds done"
 done
 
-[ -z "${VRSS_NIC:-}" ] || exit 0
+[ -z "${VRSS_NIC:-}" ] && [ "${VRSS_BENCH_ONLY:-}" != fw ] || exit 0
 # Balance of 64 flows over the queues at full width.
 use spread
 b=$(vrss_queue_packets vrss0)

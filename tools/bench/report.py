@@ -5,9 +5,12 @@
   report.py RUNS OUT
 
 RUNS/<cpus>/<proto>-<config>-<round>.json and light-<config>-<round>.json
-(vrss-ttcp --json; veth, sender in the guest), RUNS/nic<Q>/ the same on a
-virtio-net NIC of Q queue pairs with the sender on the host,
-RUNS/<cpus>/balance.txt, RUNS/toeplitz.json.  Writes OUT/results.json,
+(vrss-ttcp --json; veth, sender in the guest; proto udp, tcp or fw, the
+receive-bound guest), RUNS/nic<Q>/ the same on a virtio-net NIC of Q queue
+pairs with the sender on the host, RUNS/<cpus>/balance.txt,
+RUNS/toeplitz.json.  Beside a run through vrss0, <name>-vrss.txt (what
+vrss did) and <name>-flows.txt (the table in effect and the streams
+half-way through; the key in rxfh.txt).  Writes OUT/results.json,
 OUT/results.md and OUT/results.tsv (the chart's data) and prints the
 markdown.
 """
@@ -18,6 +21,10 @@ import re
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../../selftests/drivers/net/vrss"))
+import vrss_udp  # noqa: E402  (the Toeplitz hash and ethtool -x's parser)
 
 CONFIGS = ["plain", "rps", "off", "single", "spread", "gated"]
 
@@ -42,16 +49,150 @@ def woken(r):
     return sum(1 for c in r["cpus"] if c["net_rx"] * 20 >= total)
 
 
-def vrss_ipis(path):
-    """IPIs vrss sent per packet it received in the run of vrss-ttcp
-    JSON PATH (its -vrss.txt beside it); None without vrss0."""
+def vrss_run(path):
+    """What vrss did in the run of vrss-ttcp JSON PATH (its -vrss.txt
+    beside it: ipis, packets, rebalances, width, queue_packets), or None
+    without vrss0."""
     try:
         with open(path[:-len(".json")] + "-vrss.txt") as f:
             w = f.read().split()
     except FileNotFoundError:
         return None
-    v = dict(zip(w[::2], map(int, w[1::2])))
-    return v["ipis"] / max(v["packets"], 1)
+    return dict(zip(w[::2], w[1::2]))
+
+
+def vrss_ipis(path):
+    """IPIs vrss sent per packet it received in the run of PATH; None
+    without vrss0."""
+    v = vrss_run(path)
+    return None if v is None else int(v["ipis"]) / max(int(v["packets"]), 1)
+
+
+def proc_addr(field):
+    """Address and port of a /proc/net/tcp{,6} field (v4, or v4-mapped
+    v6: the last 32-bit word, in host order)."""
+    addr, port = field.split(":")
+    return bytes.fromhex(addr[-8:])[::-1], int(port, 16)
+
+
+def run_flows(path, key):
+    """Half-way through the TCP run PATH through vrss0 (its -flows.txt):
+    the width, and the queue each stream was on, by Toeplitz with KEY, in
+    the streams' port order; None without one."""
+    try:
+        with open(path[:-len(".json")] + "-flows.txt") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return None
+    width = int(lines[0].split()[1])
+    indir = [int(x) for x in lines[1].split()[1:]]
+    flows = []
+    for line in lines[2:]:
+        w = line.split()
+        if len(w) < 4 or w[3] != "01" or ":" not in w[1]:
+            continue    # a header, or not established
+        (laddr, lport), (paddr, pport) = proc_addr(w[1]), proc_addr(w[2])
+        if not 5001 <= lport <= 5064:
+            continue
+        data = paddr + laddr + pport.to_bytes(2, "big") + lport.to_bytes(2, "big")
+        flows.append((lport, indir[vrss_udp.toeplitz(key, data) % len(indir)]))
+    return width, [q for _, q in sorted(flows)]
+
+
+def latency_run(path):
+    """sockperf's round trips of one latency-<config>-<round>.txt: the
+    median and 99th percentile (usec), the round trips, and the IPIs."""
+    v = {}
+    with open(path) as f:
+        for line in f:
+            m = re.search(r"percentile (\d+\.\d+) =\s*([\d.]+)", line)
+            if m:
+                v[f"p{float(m.group(1)):g}"] = float(m.group(2))
+            m = re.search(r"Total (\d+) observations", line)
+            if m:
+                v["round_trips"] = int(m.group(1))
+            m = re.search(r"# dropped messages = (\d+)", line)
+            if m:
+                v["dropped"] = int(m.group(1))
+            m = re.match(r"(cal_ipis|vrss_ipis) (\d+)", line)
+            if m:
+                v[m.group(1)] = int(m.group(2))
+    return v
+
+
+def latency_section(d, md):
+    """Round trips at a light rate, per config: medians over the rounds of
+    each run's median and 99th percentile."""
+    res = {}
+    for c in CONFIGS:
+        runs = [latency_run(p) for p in sorted(glob.glob(os.path.join(d, f"latency-{c}-*.txt")))]
+        runs = [r for r in runs if "p50" in r and "p99" in r]
+        if not runs:
+            continue
+        res[c] = {
+            "median_usec": summary([r["p50"] for r in runs]),
+            "p99_usec": summary([r["p99"] for r in runs]),
+            "ipis_per_round_trip": summary([r.get("cal_ipis", 0) / max(r.get("round_trips", 1), 1) for r in runs]),
+            "vrss_ipis": summary([r["vrss_ipis"] for r in runs]) if all("vrss_ipis" in r for r in runs) else None,
+            "dropped": sum(r.get("dropped", 0) for r in runs),
+        }
+    if not res:
+        return res
+    md += ["Latency at a light rate (sockperf ping-pong from the host, UDP, 200 round trips a second, "
+           "64 bytes; full round trips in usec, median and min-max over the rounds):", "",
+           "| config | median | x plain | 99th percentile | x plain | IPIs per round trip | by vrss | dropped |",
+           "|---|---|---|---|---|---|---|---|"]
+    for c, v in res.items():
+        base = res.get("plain")
+        xm = v["median_usec"]["median"] / base["median_usec"]["median"] if base else float("nan")
+        x99 = v["p99_usec"]["median"] / base["p99_usec"]["median"] if base else float("nan")
+        own = "-" if v["vrss_ipis"] is None else f"{v['vrss_ipis']['max']:.0f}"
+        md.append(f"| {c} | {v['median_usec']['median']:.0f} ({v['median_usec']['min']:.0f}-{v['median_usec']['max']:.0f}) "
+                  f"| {xm:.2f} | {v['p99_usec']['median']:.0f} ({v['p99_usec']['min']:.0f}-{v['p99_usec']['max']:.0f}) "
+                  f"| {x99:.2f} | {v['ipis_per_round_trip']['median']:.2f} | {own} | {v['dropped']} |")
+    md.append("")
+    return res
+
+
+def run_table(d, kind, configs, md):
+    """One row per run of KIND in D, in the order they ran: throughput,
+    each vCPU's busy and softirq, and through vrss0 where the flows were
+    (streams per queue, and each queue's share of the packets), the
+    rebalances and the width at the end."""
+    key = None
+    if os.path.exists(os.path.join(d, "rxfh.txt")):
+        with open(os.path.join(d, "rxfh.txt")) as f:
+            key = vrss_udp.parse_rxfh(f.read(), "vrss0")[0]
+    rows = []
+    for p in glob.glob(os.path.join(d, f"{kind}-*-*.json")):
+        m = re.search(rf"{kind}-(.+)-(\d+)\.json$", p)
+        if not m or m.group(1) not in configs:
+            continue
+        rows.append((int(m.group(2)), configs.index(m.group(1)), m.group(1), p))
+    if not rows:
+        return
+    md += ["Each run (round, config): Mbit/s; busy and softirq % per vCPU; through vrss0, "
+           "streams per queue and the width half-way, each queue's share of the packets, rebalances:", "",
+           "| round | config | Mbit/s | busy % | softirq % | streams per queue | packets per queue % | rebalances | width |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r, _, c, p in sorted(rows):
+        j = load(p)
+        v = vrss_run(p)
+        fl = run_flows(p, key) if key else None
+        per_q = width = "-"
+        if fl is not None:
+            width = fl[0]
+            per_q = " / ".join(str(fl[1].count(q)) for q in range(len(j["cpus"])))
+        share = reb = "-"
+        if v is not None:
+            qp = [int(x) for x in v.get("queue_packets", "0").split(",")]
+            share = " / ".join(f"{100 * x / max(sum(qp), 1):.0f}" for x in qp)
+            reb = v.get("rebalances", "-")
+        busy = " / ".join(f"{x['busy']:.0f}" for x in j["cpus"])
+        soft = " / ".join(f"{x['softirq']:.0f}" for x in j["cpus"])
+        md.append(f"| {r} | {c} | {j['throughput_mbps']:.0f} | {busy} | {soft} "
+                  f"| {per_q} | {share} | {reb} | {width} |")
+    md.append("")
 
 
 def collide_results(d):
@@ -82,8 +223,8 @@ def collide_results(d):
 
 def nic_section(d, q, results, md, tsv):
     """The virtio-net guest: TCP from the host, light paced UDP."""
-    res = {"tcp": {}, "light": {}}
-    for kind, key in (("tcp", "tcp"), ("light", "light")):
+    res = {"tcp": {}, "fw": {}, "light": {}}
+    for kind, key in (("tcp", "tcp"), ("fw", "fw"), ("light", "light")):
         for c in CONFIGS:
             paths = sorted(glob.glob(os.path.join(d, f"{kind}-{c}-*.json")))
             rs = [load(p) for p in paths]
@@ -101,12 +242,18 @@ def nic_section(d, q, results, md, tsv):
             }
     tcp = res["tcp"]
     derived = {}
-    for c in tcp:
-        for base in ("plain", "rps"):
-            if base in tcp and c != base:
-                derived[f"tcp_{c}_over_{base}"] = tcp[c]["mbps"]["median"] / tcp[base]["mbps"]["median"]
-                derived[f"cycles_per_byte_{c}_over_{base}"] = \
-                    tcp[c]["cycles_per_byte"]["median"] / tcp[base]["cycles_per_byte"]["median"]
+    for kind in ("tcp", "fw"):
+        t = res[kind]
+        pre = "" if kind == "tcp" else "fw_"
+        for c in t:
+            for base in ("plain", "rps"):
+                if base in t and c != base:
+                    derived[f"{kind}_{c}_over_{base}"] = t[c]["mbps"]["median"] / t[base]["mbps"]["median"]
+                    derived[f"{pre}cycles_per_byte_{c}_over_{base}"] = \
+                        t[c]["cycles_per_byte"]["median"] / t[base]["cycles_per_byte"]["median"]
+    fw = res["fw"]
+    if "gated" in fw and "rps" in fw:
+        derived["fw_slowest_gated_over_rps_median"] = fw["gated"]["mbps"]["min"] / fw["rps"]["mbps"]["median"]
     light = res["light"]
     for c in light:
         if "plain" in light and c != "plain":
@@ -132,22 +279,35 @@ def nic_section(d, q, results, md, tsv):
     def cpus(v, k):
         return " / ".join(f"{x['median']:.0f}" for x in v[k])
 
-    md += [f"## virtio-net, {q} queue pair{'s' if q > 1 else ''}, 2 vCPUs, sender on the host", "",
-           "TCP, 8 streams host -> guest (median, min-max of the rounds):", "",
-           "| config | Mbit/s | x plain | x RPS | cycles/byte | x plain | IPIs/packet | by vrss | busy % per vCPU | softirq % per vCPU |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in CONFIGS:
-        if c not in tcp:
+    md += [f"## virtio-net, {q} queue pair{'s' if q > 1 else ''}, 2 vCPUs, sender on the host", ""]
+    for kind, title in (("tcp", "TCP, 8 streams host -> guest (median, min-max of the rounds):"),
+                        ("fw", f"Receive-bound guest: the same 8 TCP streams, and a firewall ruleset "
+                               f"({rules(d)} rules on input) that every packet walks:")):
+        t = res[kind]
+        if not t:
             continue
-        v = tcp[c]
-        xp = derived.get(f"tcp_{c}_over_plain", 1.0 if c == "plain" else float("nan"))
-        xr = derived.get(f"tcp_{c}_over_rps", 1.0 if c == "rps" else float("nan"))
-        cp = derived.get(f"cycles_per_byte_{c}_over_plain", 1.0 if c == "plain" else float("nan"))
-        md.append(f"| {c} | {cell(v['mbps'])} | {xp:.2f} | {xr:.2f} | {cell(v['cycles_per_byte'], '{:.1f}')} "
-                  f"| {cp:.2f} | {v['ipis_per_packet']['median']:.4f} | {own(v)} | {cpus(v, 'busy')} | {cpus(v, 'softirq')} |")
-        tsv.append(f"nic{q}-{c}\t{v['mbps']['median']:.1f}\t{v['mbps']['min']:.1f}\t{v['mbps']['max']:.1f}"
-                   f"\t{v['cycles_per_byte']['median']:.2f}")
-    md.append("")
+        pre = "" if kind == "tcp" else "fw_"
+        md += [title, "",
+               "| config | Mbit/s | x plain | x RPS | cycles/byte | x plain | IPIs/packet | by vrss "
+               "| busy % per vCPU | softirq % per vCPU |",
+               "|---|---|---|---|---|---|---|---|---|---|"]
+        for c in CONFIGS:
+            if c not in t:
+                continue
+            v = t[c]
+            xp = derived.get(f"{kind}_{c}_over_plain", 1.0 if c == "plain" else float("nan"))
+            xr = derived.get(f"{kind}_{c}_over_rps", 1.0 if c == "rps" else float("nan"))
+            cp = derived.get(f"{pre}cycles_per_byte_{c}_over_plain", 1.0 if c == "plain" else float("nan"))
+            md.append(f"| {c} | {cell(v['mbps'])} | {xp:.2f} | {xr:.2f} | {cell(v['cycles_per_byte'], '{:.1f}')} "
+                      f"| {cp:.2f} | {v['ipis_per_packet']['median']:.4f} | {own(v)} | {cpus(v, 'busy')} "
+                      f"| {cpus(v, 'softirq')} |")
+            tsv.append(f"nic{q}{'-fw' if kind == 'fw' else ''}-{c}\t{v['mbps']['median']:.1f}\t{v['mbps']['min']:.1f}"
+                       f"\t{v['mbps']['max']:.1f}\t{v['cycles_per_byte']['median']:.2f}")
+        md.append("")
+        if kind == "fw":
+            if "fw_slowest_gated_over_rps_median" in derived:
+                md += [f"Slowest gated run over RPS's median: {derived['fw_slowest_gated_over_rps_median']:.2f}.", ""]
+            run_table(d, "fw", CONFIGS, md)
     if light:
         md += ["Light load (8 x 0.25 Mbit/s paced UDP from the host, 1400-byte datagrams, below the threshold):", "",
                "| config | cycles/byte | x plain | vCPUs doing receive work | IPIs/packet | by vrss |", "|---|---|---|---|---|---|"]
@@ -159,7 +319,22 @@ def nic_section(d, q, results, md, tsv):
             md.append(f"| {c} | {cell(v['cycles_per_byte'], '{:.1f}')} | {x:.2f} | {v['woken_vcpus']['median']:.0f} "
                       f"| {v['ipis_per_packet']['median']:.4f} | {own(v)} |")
         md.append("")
+    lat = latency_section(d, md)
+    if lat:
+        res["latency"] = lat
+        if "gated" in lat and "plain" in lat:
+            for k in ("median_usec", "p99_usec"):
+                derived[f"latency_{k}_gated_over_plain"] = lat["gated"][k]["median"] / lat["plain"][k]["median"]
     collide_section(res, md)
+
+
+def rules(d):
+    """The firewall's size in the runs of D (rules.txt), or '?'."""
+    try:
+        with open(os.path.join(d, "rules.txt")) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return "?"
 
 
 def collide_section(res, md):
@@ -220,7 +395,7 @@ def main():
     for d in sorted(glob.glob(os.path.join(runs, "[0-9]*")), key=lambda p: int(os.path.basename(p))):
         ncpu = int(os.path.basename(d))
         res = {}
-        for proto in ("udp", "tcp"):
+        for proto in ("udp", "tcp", "fw"):
             res[proto] = {}
             for c in CONFIGS:
                 rs = [load(p) for p in sorted(glob.glob(os.path.join(d, f"{proto}-{c}-*.json")))]
@@ -244,12 +419,15 @@ def main():
                 }
         res["light"] = light
         derived = {}
-        for proto in ("udp", "tcp"):
+        for proto in ("udp", "tcp", "fw"):
             p = res[proto]
+            if not p:
+                continue
             med = lambda c, k="mbps": p[c][k]["median"] if c in p else float("nan")
             derived[f"{proto}_spread_over_single"] = med("spread") / med("single")
             derived[f"{proto}_spread_over_rps"] = med("spread") / med("rps")
             derived[f"{proto}_gated_over_rps"] = med("gated") / med("rps")
+            derived[f"{proto}_gated_over_plain"] = med("gated") / med("plain")
         if light:
             lm = lambda c, k: light[c][k]["median"]
             derived["light_cpu_per_gbit_gated_over_plain"] = lm("gated", "cpu_s_per_gbit") / lm("plain", "cpu_s_per_gbit")
@@ -275,16 +453,25 @@ def main():
         results["cpus"][ncpu] = res
 
         md += [f"## veth, {ncpu} vCPUs, sender in the guest", "",
-               "| config | UDP Mbit/s (median, min-max) | TCP Mbit/s | UDP IPIs/packet | UDP CPU-s/Gbit |",
-               "|---|---|---|---|---|"]
+               "| config | UDP Mbit/s (median, min-max) | TCP Mbit/s | receive-bound TCP Mbit/s "
+               "| UDP IPIs/packet | UDP CPU-s/Gbit |",
+               "|---|---|---|---|---|---|"]
+
+        def mm(v):
+            if not v:
+                return "-"
+            return f"{v['mbps']['median']:.0f} ({v['mbps']['min']:.0f}-{v['mbps']['max']:.0f})"
         for c in CONFIGS:
-            u, t = res["udp"].get(c), res["tcp"].get(c)
-            if not u or not t:
+            u, t, f = res["udp"].get(c), res["tcp"].get(c), res["fw"].get(c)
+            if not u and not f:
                 continue
-            md.append(f"| {c} | {u['mbps']['median']:.0f} ({u['mbps']['min']:.0f}-{u['mbps']['max']:.0f}) "
-                      f"| {t['mbps']['median']:.0f} ({t['mbps']['min']:.0f}-{t['mbps']['max']:.0f}) "
-                      f"| {u['ipis_per_packet']['median']:.3f} | {u['cpu_s_per_gbit']['median']:.1f} |")
+            md.append(f"| {c} | {mm(u)} | {mm(t)} | {mm(f)} "
+                      f"| {u['ipis_per_packet']['median'] if u else float('nan'):.3f} "
+                      f"| {u['cpu_s_per_gbit']['median'] if u else float('nan'):.1f} |")
         md.append("")
+        if res["fw"]:
+            md += [f"Receive-bound TCP: {rules(d)} firewall rules on input.", ""]
+            run_table(d, "fw", CONFIGS, md)
         if light:
             md += ["Light load (8 x 0.25 Mbit/s paced UDP, 1400-byte datagrams, below the threshold):", "",
                    "| config | CPU-s per Gbit | IPIs/packet |", "|---|---|---|"]

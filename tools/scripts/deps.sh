@@ -17,6 +17,9 @@ pkgs=(
 	iproute2 iputils-ping ethtool iperf3 python3
 	# the kernel's drivers/net/ping.py (its TCP case), in the guest
 	socat
+	# make bench and make demo: the receive-bound guest's firewall, and
+	# request/response latency
+	nftables sockperf
 	# host unit tests
 	libcmocka-dev pkg-config
 	# docs (rst2html), DKMS packaging check, netlink statistics (YNL)

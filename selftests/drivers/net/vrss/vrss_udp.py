@@ -240,6 +240,11 @@ def toeplitz(key, data):
 def rxfh(dev):
     out = subprocess.run(["ethtool", "-x", dev], check=True,
                          capture_output=True, text=True).stdout
+    return parse_rxfh(out, dev)
+
+
+def parse_rxfh(out, dev):
+    """The key and table of `ethtool -x DEV`'s output OUT."""
     table = []
     key = None
     lines = out.splitlines()
