@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Rebalancing: which buckets of the table in effect move, by measured
- * load, from the busiest queue in use to the least busy one.  Pure C,
- * shared by the module and the host-side unit tests.
+ * load, from a busy queue to a less busy one.  Pure C, shared by the
+ * module and the host-side unit tests.
  *
  * The width policy (policy.h) decides how many queues spread the flows;
  * the buckets of each width are fixed by the user's table.  Two heavy
@@ -11,33 +11,37 @@
  * of every queue's CPU and the work each bucket brings in (its packets,
  * counted per CPU where the lower delivered it, smoothed over intervals):
  *
- *  - nothing moves unless the busiest queue's CPU is above the threshold
- *    and the least busy one is below threshold - hysteresis, or, when no
- *    CPU is that idle, unless the busy queue's receive work exceeds that
- *    of the queue with the least (never the primary's) by more than the
- *    hysteresis: the receive-bound guest, whose CPUs are all busy, one
- *    with the receive work the table pinned there, the others with
- *    applications, which the scheduler moves where the time is; hash luck
- *    (7 of 8 streams on one queue) would otherwise leave the pinned work
- *    where it is, and the guest no faster than with one vCPU;
- *  - the busiest queue's receive work (its CPU's softirq time) is shared
+ *  - buckets move only from a queue whose CPU is above the threshold;
+ *  - to the least busy queue, if that is below threshold - hysteresis,
+ *    while what has moved stays within half the busy gap between the two
+ *    CPUs: the two end no further apart than they started and the busiest
+ *    only gets less busy;
+ *  - when no CPU is that idle (the receive-bound guest: one CPU busy with
+ *    the receive work the table pinned there, the others with the
+ *    receiving applications, which the scheduler moves to where time frees
+ *    up), to the queue with the least receive work that is less busy and
+ *    not the primary (vrss_rebal_net_target()), if the busy queue has
+ *    more receive work by over the hysteresis, within half that gap.
+ *    Otherwise hash luck (7 or more of 8 streams on one of 2 queues: 7 %
+ *    of random splits) leaves the guest as slow as with one vCPU;
+ *  - the busy queue's receive work (its CPU's softirq time) is shared
  *    among its buckets by their packets, smoothed as the loads are
  *    (vrss_rebal_weigh()), which estimates what each bucket costs there;
- *    a busiest queue with nothing to move (its CPU busy with an
- *    application) gives way to the next busiest above the threshold;
- *  - buckets move, heaviest first, while what has moved stays within half
- *    the gap between the two CPUs (in busy load; in receive work when all
- *    are busy): the two end no further apart than they started and the
- *    busiest only gets less busy.  A bucket heavier than
- *    that, an elephant bigger than the gap, stays: moving it would only
- *    make the other CPU the busiest one, and the next interval would move
- *    it back.  Buckets of less than 1 % of a CPU are not worth a move;
+ *    a busy queue with nothing to move (its CPU busy with an application)
+ *    gives way to the next busiest above the threshold;
+ *  - buckets move heaviest first.  A bucket heavier than the room, an
+ *    elephant bigger than the gap, stays: moving it would only make the
+ *    other CPU the busiest one, and the next interval would move it back.
+ *    Buckets of less than 1 % of a CPU are not worth a move;
  *  - a bucket that moved stays put for VRSS_REBAL_HOLD intervals, and no
  *    rebalance follows another for VRSS_REBAL_SETTLE intervals, so that the
  *    smoothed loads show the last move before the next is decided.
  *
- * Since the busiest CPU can only get less busy, a steady load settles and
- * nothing moves back and forth.
+ * Since every move is from a busier CPU to a less busy one, within half
+ * their gap, a steady load settles.  Where the two rules meet (receive
+ * work moved to a CPU busy with an application, which then leaves the
+ * primary with time to spare) a bucket can go back after its hold; the
+ * unit tests bound how often.
  */
 #ifndef _VRSS_REBALANCE_H
 #define _VRSS_REBALANCE_H
@@ -168,6 +172,31 @@ static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
 }
 
 /*
+ * Where receive work from @from goes when no CPU has time to spare: each
+ * is busy with receive work the table pinned there or with applications,
+ * which the scheduler can move where time frees up.  The queue with the
+ * least receive work takes (ties: the lowest), if it is less busy than
+ * @from: moving work onto a busier CPU would only make that one the
+ * busiest, and moves would go back and forth.  Never the primary (0):
+ * the lower's work of every frame is on its CPU too, which its net (its
+ * own buckets' share) does not show.  @width if none.
+ */
+static inline unsigned int vrss_rebal_net_target(const struct vrss_load *load,
+						 unsigned int width,
+						 unsigned int from)
+{
+	unsigned int q, to = width;
+
+	for (q = 1; q < width; q++) {
+		if (q == from || load[q].busy >= load[from].busy)
+			continue;
+		if (to == width || load[q].net < load[to].net)
+			to = q;
+	}
+	return to;
+}
+
+/*
  * One interval.  @eff is the table in effect over queues 0..@width-1 and is
  * changed in place; @weight[b] is bucket b's smoothed packets
  * (vrss_rebal_weigh());
@@ -177,9 +206,10 @@ static inline unsigned int vrss_rebal_move(struct vrss_rebal *r, u32 *eff,
  * threshold that has some to move (the busiest may be busy with work
  * that is not its buckets': an application, or the lower's own receive
  * work on a primary CPU) to the least busy one, if that is below
- * threshold - hysteresis; when none is, to the queue other than the
- * primary (0) with the least receive work, from one with more by over
- * the hysteresis.  The buckets that move are the entries of @eff that
+ * threshold - hysteresis; when none is, to the least busy-with-receive-
+ * work queue that is less busy and not the primary
+ * (vrss_rebal_net_target()), from one with more receive work by over the
+ * hysteresis.  The buckets that move are the entries of @eff that
  * changed; returns the number of them.
  */
 static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
@@ -214,21 +244,8 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 	for (q = 1; q < width; q++)
 		if (load[q].busy < load[to].busy)
 			to = q;
-	/*
-	 * No CPU with time to spare: each is busy with receive work the table
-	 * pinned there or with applications, which the scheduler can move.
-	 * The queue with the least receive work takes, but never the primary:
-	 * the lower's work of every frame is on its CPU too, and its net
-	 * (its own buckets' share) does not show it.
-	 */
+	/* No CPU with time to spare: vrss_rebal_net_target() per queue. */
 	by_net = load[to].busy >= low;
-	if (by_net) {
-		to = 1;
-		for (q = 2; q < width; q++)
-			if (load[q].net < load[to].net)
-				to = q;
-	}
-	res->to = to;
 
 	/*
 	 * Queues above the threshold in turn, busiest first, ties lowest
@@ -238,7 +255,7 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 	for (tried = 0; tried < width; tried++) {
 		from = width;
 		for (q = 0; q < width; q++) {
-			if (load[q].busy <= high || q == to)
+			if (load[q].busy <= high)
 				continue;
 			if (tried && !(load[q].busy < ceil ||
 				       (load[q].busy == ceil && q > last)))
@@ -250,13 +267,16 @@ static inline unsigned int vrss_rebal_step(struct vrss_rebal *r, u32 *eff,
 			break;
 		ceil = load[from].busy;
 		last = from;
-		if (!by_net)
-			room = (load[from].busy - load[to].busy) / 2;
-		else if (load[from].net > load[to].net + hyst)
+		if (by_net) {
+			to = vrss_rebal_net_target(load, width, from);
+			if (to == width || load[from].net <= load[to].net + hyst)
+				continue;	/* none with much less */
 			room = (load[from].net - load[to].net) / 2;
-		else
-			continue;	/* no more receive work than @to's */
+		} else {
+			room = (load[from].busy - load[to].busy) / 2;
+		}
 		res->from = from;
+		res->to = to;
 		res->moved = vrss_rebal_move(r, eff, weight, load, from, to,
 					     room, &res->load);
 		if (res->moved)

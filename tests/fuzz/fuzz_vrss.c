@@ -194,8 +194,10 @@ static void fuzz_policy(const u8 *data, size_t size)
 
 /*
  * The rebalancer under any table, knobs, loads and bucket weights: only
- * buckets of the busiest queue move, all to the least busy one, none that
- * is held, no more than half the gap's worth, and never while settling.
+ * buckets of one queue above the threshold move, all to one less busy
+ * queue (the least busy, or when none has time to spare the one with the
+ * least receive work, never the primary), none that is held, no more than
+ * half the gap's worth, and never while settling.
  */
 static void fuzz_rebalance(const u8 *data, size_t size)
 {
@@ -256,14 +258,17 @@ static void fuzz_rebalance(const u8 *data, size_t size)
 			} else {
 				/*
 				 * None has: receive work to the queue with
-				 * the least, never the primary, from one with
-				 * more by over the hysteresis.
+				 * the least of those less busy, never the
+				 * primary, from one with more by over the
+				 * hysteresis.
 				 */
 				for (i = 0; i < width; i++)
 					check(load[i].busy >= (threshold - hysteresis) << VRSS_LOAD_SHIFT);
 				check(res.to);
+				check(load[res.to].busy < load[res.from].busy);
 				for (i = 1; i < width; i++)
-					check(load[res.to].net <= load[i].net);
+					if (i != res.from && load[i].busy < load[res.from].busy)
+						check(load[res.to].net <= load[i].net);
 				check(load[res.from].net > load[res.to].net +
 				      (hysteresis << VRSS_LOAD_SHIFT));
 				check(res.load <= (load[res.from].net - load[res.to].net) / 2);

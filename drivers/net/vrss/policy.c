@@ -90,7 +90,7 @@ MODULE_PARM_DESC(interval_ms,
 module_param_cb(rebalance, &vrss_param_ops,
 		&vrss_params[VRSS_KNOB_REBALANCE], 0644);
 MODULE_PARM_DESC(rebalance,
-		 "Move buckets from a busy queue to an idle one by measured load while spread: 0 or 1 (default 1)");
+		 "Move buckets from a busy queue to a less busy one by measured load while spread: 0 or 1 (default 1)");
 
 /*
  * Idle plus iowait, and softirq time of @cpu in microseconds, as
@@ -219,7 +219,7 @@ static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
 
 /*
  * Under steer_lock, spread at a width that did not change: move buckets
- * from a busy queue to an idle one (include/vrss/rebalance.h), told only
+ * from a busy queue to a less busy one (include/vrss/rebalance.h), told only
  * the primary CPU's receive work that its own buckets bring in
  * (vrss_rebal_primary_net()).
  */
