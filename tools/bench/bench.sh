@@ -12,9 +12,20 @@
 # (tools/vm/run --nic); and colliding heavy flows (rebalancing) in a
 # 4-vCPU guest with a 1-queue NIC.
 #
+# Then the load sweep: the receive-bound guest (tools/bench/firewall.sh)
+# as the offered load steps up, plain, RPS and gated: build/bench/sweep.png.
+#
+# Then instructions, not time (tools/vm/run --count-insns, the meter):
+# per frame under the light load and per byte under the floods, every
+# configuration, in guests of their own (the meter slows TCG down):
+# INSN_GUESTS names them, nic1 and nic2 (virtio-net, 2 vCPUs) and veth2.
+#
 # Environment: ROUNDS (5), SECONDS_PER_RUN (5), CPU_COUNTS ("2 4", veth
-# guests), NICS ("1 2", queue pairs of the virtio-net guests), KERNEL
-# (6.12).  An empty CPU_COUNTS or NICS skips those guests.
+# guests), NICS ("1 2", queue pairs of the virtio-net guests),
+# INSN_GUESTS ("nic1 nic2 veth2"), SWEEP_ROUNDS (2; 0 skips the sweep),
+# SWEEP_MBIT (the sweep's offered loads, Mbit/s in total), KERNEL (6.12),
+# VRSS_BENCH_RULES (1000, the receive-bound guest's firewall rules).  An empty CPU_COUNTS, NICS or
+# INSN_GUESTS skips those guests.
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -43,6 +54,23 @@ if [ -n "${NICS-1 2}" ]; then
 	tools/vm/run --kernel "$series" --cpus 4 --nic 1 --timeout $((rounds * 10 * (secs + 5) + 300)) -- \
 		env VRSS_BENCH_ONLY=collide tools/bench/guest.sh build/bench/collide4 "$rounds" "$secs"
 fi
+# The load sweep: the receive-bound guest on the 1-queue NIC, the offered
+# load stepping up (tools/bench/guest.sh, VRSS_BENCH_ONLY=sweep).
+if [ "${SWEEP_ROUNDS:-2}" -gt 0 ]; then
+	echo "bench: load sweep, virtio-net with 1 queue pair, 2 vCPUs, ${SWEEP_ROUNDS:-2} rounds of ${secs}-s runs"
+	tools/vm/run --kernel "$series" --cpus 2 --nic 1 --timeout $((${SWEEP_ROUNDS:-2} * 30 * (secs + 5) + 300)) -- \
+		env VRSS_BENCH_ONLY=sweep VRSS_SWEEP_MBIT="${SWEEP_MBIT:-}" tools/bench/guest.sh build/bench/sweep "${SWEEP_ROUNDS:-2}" "$secs"
+fi
+for g in ${INSN_GUESTS-nic1 nic2 veth2}; do
+	case $g in
+	nic[0-9]*) where=(--nic "${g#nic}" --cpus 2) ;;
+	veth[0-9]*) where=(--cpus "${g#veth}") ;;
+	*) echo "bench: INSN_GUESTS: no guest '$g' (nic<Q> or veth<N>)" >&2; exit 2 ;;
+	esac
+	echo "bench: instructions, $g, $rounds rounds of ${secs}-s runs"
+	tools/vm/run --kernel "$series" "${where[@]}" --count-insns --timeout $((rounds * 40 * (secs + 5) + 300)) -- \
+		env VRSS_BENCH_ONLY=insns tools/bench/guest.sh "build/bench/insns-$g" "$rounds" "$secs"
+done
 tools/bench/toeplitz.sh > build/bench/toeplitz.json
 mkdir -p bench
 python3 tools/bench/report.py build/bench bench

@@ -45,6 +45,7 @@ set -eu
 out=$1 rounds=$2 secs=$3
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 ttcp=$repo/build/tools/vrss-ttcp
+idle=
 source "$repo/selftests/drivers/net/vrss/lib.sh"
 mkdir -p "$out"
 nq=$(nproc)
@@ -126,6 +127,31 @@ if [ "${VRSS_BENCH_ONLY:-}" = fw ]; then
 	latency_configs=()
 	collide_configs=()
 fi
+# VRSS_BENCH_ONLY=insns (under tools/vm/run --count-insns): instructions
+# per frame and per byte, each configuration on the light load and the
+# two floods, and an idle window a round.
+if [ "${VRSS_BENCH_ONLY:-}" = insns ]; then
+	[ -n "${VRSS_INSNS:-}" ] || { echo "guest.sh: insns needs the meter (tools/vm/run --count-insns)" >&2; exit 1; }
+	protos=(tcp fw)
+	light_configs=("${configs[@]}")
+	latency_configs=()
+	collide_configs=()
+	idle=1
+fi
+# VRSS_BENCH_ONLY=sweep: the load sweep, in the receive-bound guest: 8 TCP
+# streams from the host whose offered load steps up from light to beyond
+# what plain takes (VRSS_SWEEP_MBIT, in total), plain, RPS and gated at each
+# step in turn.
+sweep_steps=()
+sweep_configs=()
+if [ "${VRSS_BENCH_ONLY:-}" = sweep ]; then
+	protos=()
+	light_configs=()
+	latency_configs=()
+	collide_configs=()
+	read -r -a sweep_steps <<< "${VRSS_SWEEP_MBIT:-100 200 400 600 800 1000 1200 1500 2000 2500}"
+	sweep_configs=(plain rps gated)
+fi
 # VRSS_BENCH_ONLY=latency: the round trips alone.
 if [ "${VRSS_BENCH_ONLY:-}" = latency ]; then
 	protos=()
@@ -197,11 +223,37 @@ flows() {
 	} > "$out/$1-flows.txt"
 }
 
-# run NAME PROTO [paced]: one measurement, vrss-ttcp JSON to OUT/NAME.json.
+# meter NAME: with the instruction meter on (tools/vm/run --count-insns),
+# from 1.5 s into a run to 0.5 s before the receiver's end, every vCPU's
+# kernel and user instructions (two marks, lines "a ..." and "b ...": SEQ
+# VCPU K0 U0 K1 U1 ...) and the frames and bytes the lower received in
+# between, to OUT/NAME-insns.txt.  Without traffic: an idle window.
+meter() {
+	local a b p0 p1 b0 b1 t0
+	sleep 1.5
+	p0=$(< /sys/class/net/$lower/statistics/rx_packets)
+	b0=$(< /sys/class/net/$lower/statistics/rx_bytes)
+	t0=${EPOCHREALTIME/[.,]/}
+	a=$("$VRSS_INSN" mark)
+	sleep $((secs - 2))
+	b=$("$VRSS_INSN" mark)
+	echo "us $((${EPOCHREALTIME/[.,]/} - t0))" \
+	     "packets $(($(< /sys/class/net/$lower/statistics/rx_packets) - p0))" \
+	     "bytes $(($(< /sys/class/net/$lower/statistics/rx_bytes) - b0))" > "$out/$1-insns.txt"
+	echo "a $a" >> "$out/$1-insns.txt"
+	echo "b $b" >> "$out/$1-insns.txt"
+}
+
+# run NAME PROTO [paced | MBIT]: one measurement, vrss-ttcp JSON to
+# OUT/NAME.json; paced: the light UDP load; MBIT: TCP, each stream paced
+# to MBIT Mbit/s.
 run() {
-	local name=$1 proto=$2 rx=() tx=() ipis0 pkts0 q0 r0 sampler=
+	local name=$1 proto=$2 rx=() tx=() ipis0 pkts0 q0 r0 sampler= metering=
 	[ "$proto" = udp ] && { rx=(-u); tx=(-u -l 256 -g 64); }
-	[ "${3:-}" = paced ] && tx=(-u -l 1400 -b 0.25)
+	case ${3:-} in
+	paced) tx=(-u -l 1400 -b 0.25) ;;
+	[0-9]*) tx=(-b "$3") ;;
+	esac
 	"$ttcp" -r "${rx[@]}" -m 8 -t "$secs" -W 1 --json > "$out/$name.json" &
 	local pid=$!
 	sleep 0.3
@@ -216,9 +268,14 @@ run() {
 			sampler=$!
 		fi
 	fi
+	if [ -n "${VRSS_INSNS:-}" ]; then
+		meter "$name" &
+		metering=$!
+	fi
 	send "${tx[@]}"
 	wait $pid
 	[ -z "$sampler" ] || wait $sampler
+	[ -z "$metering" ] || wait $metering
 	if [ -e /sys/class/net/vrss0 ]; then
 		# The IPIs vrss itself sent (the JSON's count is every IPI).
 		local q
@@ -287,10 +344,22 @@ for ((r = 1; r <= rounds; r++)); do
 		done
 		[ "$proto" != fw ] || "$repo/tools/bench/firewall.sh" 0
 	done
+	if [ -n "${idle:-}" ]; then
+		use plain
+		meter "idle-$r"
+	fi
 	for c in "${light_configs[@]}"; do
 		use "$c"
 		run "light-$c-$r" udp paced
 	done
+	[ ${#sweep_steps[@]} = 0 ] || "$repo/tools/bench/firewall.sh" "$rules"
+	for step in "${sweep_steps[@]}"; do
+		for c in "${sweep_configs[@]}"; do
+			use "$c"
+			run "sweep-$c-$step-$r" tcp "$(awk -v t="$step" 'BEGIN { print t / 8 }')"
+		done
+	done
+	[ ${#sweep_steps[@]} = 0 ] || "$repo/tools/bench/firewall.sh" 0
 	for c in "${latency_configs[@]}"; do
 		use "$c"
 		run_latency "latency-$c-$r"

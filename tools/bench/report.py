@@ -87,6 +87,8 @@ def run_flows(path, key):
     width = int(lines[0].split()[1])
     indir = [int(x) for x in lines[1].split()[1:]]
     flows = []
+    if key is None:
+        return width, []
     for line in lines[2:]:
         w = line.split()
         if len(w) < 4 or w[3] != "01" or ":" not in w[1]:
@@ -151,6 +153,179 @@ def latency_section(d, md):
                   f"| {xm:.2f} | {v['p99_usec']['median']:.0f} ({v['p99_usec']['min']:.0f}-{v['p99_usec']['max']:.0f}) "
                   f"| {x99:.2f} | {v['ipis_per_round_trip']['median']:.2f} | {own} | {v['dropped']} |")
     md.append("")
+    return res
+
+
+def insns_run(path):
+    """A window of the meter (guest.sh's meter(): <name>-insns.txt): its
+    microseconds, frames and bytes, and each vCPU's kernel and user
+    instructions, or None."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return None
+    w = lines[0].split()
+    v = {k: int(x) for k, x in zip(w[::2], w[1::2])}
+    a = [int(x) for x in lines[1].split()[1:]]
+    b = [int(x) for x in lines[2].split()[1:]]
+    n = (len(b) - 2) // 2
+    v["k"] = [b[2 + 2 * i] - a[2 + 2 * i] for i in range(n)]
+    v["u"] = [b[3 + 2 * i] - a[3 + 2 * i] for i in range(n)]
+    return v
+
+
+def insns_section(d, md):
+    """Instructions per frame (light load: each frame alone) and per byte
+    (the floods), per configuration, from the meter's windows; the idle
+    window of the same round, scaled to each window's length, subtracted."""
+    idle = {}
+    for p in glob.glob(os.path.join(d, "idle-*-insns.txt")):
+        idle[int(re.search(r"idle-(\d+)-insns", p).group(1))] = insns_run(p)
+    if not idle:
+        return {}
+    res = {}
+    for kind in ("light", "tcp", "fw"):
+        for c in CONFIGS:
+            per = []
+            for p in sorted(glob.glob(os.path.join(d, f"{kind}-{c}-*-insns.txt"))):
+                r = int(re.search(rf"{kind}-{c}-(\d+)-insns", p).group(1))
+                v, i = insns_run(p), idle.get(r)
+                if not v or not i or not v["packets"]:
+                    continue
+                scale = v["us"] / i["us"]
+                k = [x - y * scale for x, y in zip(v["k"], i["k"])]
+                u = sum(v["u"]) - sum(i["u"]) * scale
+                per.append({"k_frame": sum(k) / v["packets"],
+                            "k_frame_cpu": [x / v["packets"] for x in k],
+                            "u_frame": u / v["packets"],
+                            "k_byte": sum(k) / v["bytes"],
+                            "idle_share": sum(i["k"]) * scale / sum(v["k"])})
+            if per:
+                res.setdefault(kind, {})[c] = {
+                    key: summary([x[key] for x in per]) for key in ("k_frame", "u_frame", "k_byte", "idle_share")}
+                res[kind][c]["k_frame_cpu"] = [statistics.median(x["k_frame_cpu"][j] for x in per)
+                                               for j in range(len(per[0]["k_frame_cpu"]))]
+    if not res:
+        return res
+
+    def cell(v, fmt):
+        return f"{fmt.format(v['median'])} ({fmt.format(v['min'])}-{fmt.format(v['max'])})"
+
+    rounds = len(idle)
+    md += [f"Instructions (the meter, tools/vm/run --count-insns; medians and min-max of {rounds} "
+           "alternated rounds; an idle window of the same length, same round, subtracted):", "",
+           "| load | config | kernel insns per frame | x plain | per vCPU | user per frame | "
+           "kernel insns per byte | x plain | idle's share of the window |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    names = {"light": "light (paced UDP)", "tcp": "TCP flood", "fw": "receive-bound TCP"}
+    for kind, t in res.items():
+        for c, v in t.items():
+            base = t.get("plain")
+            xf = v["k_frame"]["median"] / base["k_frame"]["median"] if base else float("nan")
+            xb = v["k_byte"]["median"] / base["k_byte"]["median"] if base else float("nan")
+            cpus = " / ".join(f"{x:.0f}" for x in v["k_frame_cpu"])
+            md.append(f"| {names[kind]} | {c} | {cell(v['k_frame'], '{:.0f}')} | {xf:.3f} | {cpus} "
+                      f"| {v['u_frame']['median']:.0f} | {cell(v['k_byte'], '{:.2f}')} | {xb:.3f} "
+                      f"| {v['idle_share']['median'] * 100:.0f} % |")
+    md.append("")
+    return res
+
+
+def sweep_section(d, out, md):
+    """The load sweep (sweep-<config>-<step>-<round>.json in D): per
+    offered load and config, medians over the rounds of the delivered
+    throughput, each vCPU's busy and softirq, IPIs per packet and vrss's
+    width half-way; a table and OUT/sweep.png."""
+    pts = {}
+    for p in glob.glob(os.path.join(d, "sweep-*-*-*.json")):
+        m = re.search(r"sweep-(\w+)-(\d+)-(\d+)\.json$", p)
+        if not m:
+            continue
+        j = load(p)
+        fl = run_flows(p, None) if os.path.exists(p[:-len(".json")] + "-flows.txt") else None
+        v = vrss_run(p)
+        pts.setdefault((m.group(1), int(m.group(2))), []).append({
+            "mbps": j["throughput_mbps"],
+            "busy": [c["busy"] for c in j["cpus"]],
+            "softirq": [c["softirq"] for c in j["cpus"]],
+            "ipis": j["ipis_per_packet"],
+            "vrss_ipis": int(v["ipis"]) / max(int(v["packets"]), 1) if v else None,
+            "width": fl[0] if fl else None})
+    if not pts:
+        return {}
+    configs = [c for c in CONFIGS if any(k[0] == c for k in pts)]
+    steps = sorted({k[1] for k in pts})
+    ncpu = len(next(iter(pts.values()))[0]["busy"])
+    res = {}
+    for (c, step), rs in pts.items():
+        res.setdefault(c, {})[step] = {
+            "mbps": statistics.median(r["mbps"] for r in rs),
+            "busy": [statistics.median(r["busy"][i] for r in rs) for i in range(ncpu)],
+            "softirq": [statistics.median(r["softirq"][i] for r in rs) for i in range(ncpu)],
+            "ipis_per_packet": statistics.median(r["ipis"] for r in rs),
+            "width": statistics.median(r["width"] for r in rs) if all(r["width"] for r in rs) else None,
+            "rounds": len(rs)}
+    md += [f"Load sweep, receive-bound guest ({rules(d)} firewall rules): 8 TCP streams from the host, "
+           "paced to the offered load in total; delivered Mbit/s, softirq % per vCPU, IPIs per packet "
+           "(gated: and its width half-way):", "",
+           "| offered | " + " | ".join(configs) + " | " +
+           " | ".join(f"{c} softirq %" for c in configs) + " | " +
+           " | ".join(f"{c} IPIs/packet" for c in configs) + " | gated width |",
+           "|---" * (3 * len(configs) + 2) + "|"]
+    with open(os.path.join(out, "sweep.tsv"), "w") as f:
+        f.write("# offered " + " ".join(f"{c}_mbps {c}_si0 {c}_si1 {c}_ipis" for c in configs) + " gated_width\n")
+        for step in steps:
+            row = [res[c].get(step) for c in configs]
+            md.append(f"| {step} | " + " | ".join(f"{r['mbps']:.0f}" if r else "-" for r in row) + " | " +
+                      " | ".join(" / ".join(f"{x:.0f}" for x in r["softirq"]) if r else "-" for r in row) + " | " +
+                      " | ".join(f"{r['ipis_per_packet']:.3f}" if r else "-" for r in row) + " | " +
+                      (f"{res['gated'][step]['width']:.0f}" if "gated" in res and step in res["gated"]
+                       and res["gated"][step]["width"] else "-") + " |")
+            f.write(f"{step} " + " ".join(
+                f"{r['mbps']:.1f} {r['softirq'][0]:.1f} {r['softirq'][-1]:.1f} {r['ipis_per_packet']:.4f}"
+                if r else "NaN NaN NaN NaN" for r in row) + " " +
+                (f"{res['gated'][step]['width'] or 'NaN'}" if "gated" in res and step in res["gated"] else "NaN") + "\n")
+    md.append("")
+    tsv = os.path.join(out, "sweep.tsv")
+    col = {c: 2 + 4 * i for i, c in enumerate(configs)}
+    colours = {"plain": "#555555", "rps": "#4a7ebb", "gated": "#c0504d"}
+    lines = ", ".join(f"'{tsv}' using 1:{col[c]} with linespoints lw 2 lc rgb '{colours.get(c, 'black')}' title '{c}'"
+                      for c in configs)
+    soft = ", ".join(
+        f"'{tsv}' using 1:{col[c] + k} with linespoints lw 2 dt {1 + k} lc rgb '{colours.get(c, 'black')}' "
+        f"title '{c}, vCPU {0 if k == 1 else ncpu - 1}'"
+        for c in configs for k in (1, 2))
+    ipis = ", ".join(f"'{tsv}' using 1:{col[c] + 3} with linespoints lw 2 lc rgb '{colours.get(c, 'black')}' "
+                     f"title '{c} IPIs/packet'" for c in configs)
+    width_col = 2 + 4 * len(configs)
+    gp = os.path.join(out, "sweep.gp")
+    with open(gp, "w") as f:
+        f.write(f"""set terminal pngcairo size 1000,1000 font ',10'
+set output '{os.path.join(out, "sweep.png")}'
+set multiplot layout 3,1 title 'Load sweep: receive-bound guest ({rules(d)} firewall rules), 2 vCPUs, 1-queue virtio-net, 8 TCP streams from the host'
+set grid
+set key outside right
+set xlabel 'offered load (Mbit/s)'
+set ylabel 'delivered (Mbit/s)'
+set yrange [0:*]
+set title 'throughput'
+plot {lines}, x with lines dt 3 lc rgb 'gray' title 'offered'
+set ylabel 'softirq % of the vCPU'
+set yrange [0:105]
+set title 'receive work per vCPU'
+plot {soft}
+set ylabel 'IPIs per packet'
+set yrange [0:*]
+set y2label 'gated width'
+set y2range [0:{ncpu + 1}]
+set y2tics 1
+set title 'IPIs, and the width gated spreads at'
+plot {ipis}, '{tsv}' using 1:{width_col} axes x1y2 with steps lw 2 lc rgb 'black' title 'gated width'
+unset multiplot
+""")
+    subprocess.run(["gnuplot", gp], check=True)
+    md += [f"![load sweep]({os.path.join(out, 'sweep.png')})", ""]
     return res
 
 
@@ -390,8 +565,27 @@ def main():
     results = {"cpus": {}, "virtio_net": {}}
     md = ["# vrss benchmark", ""]
     tsv = []
+    os.makedirs(out, exist_ok=True)
     for d in sorted(glob.glob(os.path.join(runs, "nic[0-9]*"))):
         nic_section(d, int(os.path.basename(d)[3:]), results, md, tsv)
+    sw = os.path.join(runs, "sweep")
+    if os.path.isdir(sw):
+        md += ["## The load sweep", ""]
+        results["sweep"] = sweep_section(sw, out, md)
+    # The meter's guests: insns-nic<Q> (virtio-net, Q queue pairs, 2
+    # vCPUs, sender on the host) and insns-veth<N> (N vCPUs).
+    for d in sorted(glob.glob(os.path.join(runs, "insns-*"))):
+        name = os.path.basename(d)[len("insns-"):]
+        m = re.match(r"(nic|veth)(\d+)$", name)
+        if not m:
+            continue
+        n = int(m.group(2))
+        title = (f"virtio-net, {n} queue pair{'s' if n > 1 else ''}, 2 vCPUs, sender on the host"
+                 if m.group(1) == "nic" else f"veth, {n} vCPUs, sender in the guest")
+        md += [f"## Instructions: {title}", ""]
+        ins = insns_section(d, md)
+        if ins:
+            results.setdefault("insns", {})[name] = ins
     for d in sorted(glob.glob(os.path.join(runs, "[0-9]*")), key=lambda p: int(os.path.basename(p))):
         ncpu = int(os.path.basename(d))
         res = {}

@@ -4,17 +4,19 @@
 # Inside the demo guest (tools/demo/demo.sh boots it): the vRSS experiment.
 # vrss0 sits on the guest's virtio-net NIC ($VRSS_NIC, tools/vm/run --nic);
 # a multi-stream sender on the host (tools/vm/host), outside the guest,
-# sends to it: first with vRSS off (rxhash off: every frame is received on
-# the vCPU the NIC's interrupt lands on), then on (rxhash on, default
-# threshold: spreading once that vCPU is busy).  Writes off.json and
-# on.json (vrss-ttcp's report, the receiver's side) and the width changes
-# traced during each run (vrss:vrss_width_change, CLOCK_MONOTONIC time
-# stamps like vrss-ttcp's) to OUT.
+# sends to it: with vRSS off (rxhash off: every frame is received on the
+# vCPU the NIC's interrupt lands on), then on (rxhash on, default
+# threshold: spreading once that vCPU is busy), ROUNDS times in turn.
+# With RULES > 0 the guest is receive-bound: that many firewall rules on
+# input (tools/bench/firewall.sh).  Writes off-R.json and on-R.json
+# (vrss-ttcp's report, the receiver's side) and the width changes traced
+# during each run (vrss:vrss_width_change, CLOCK_MONOTONIC time stamps like
+# vrss-ttcp's) to OUT, and the firewall's size to OUT/rules.txt.
 #
-#   guest.sh OUT SECONDS STREAMS [tcp|udp]
+#   guest.sh OUT SECONDS STREAMS [tcp|udp] [ROUNDS [RULES]]
 
 set -e
-out=$1 secs=$2 streams=$3 proto=${4:-tcp}
+out=$1 secs=$2 streams=$3 proto=${4:-tcp} rounds=${5:-1} rules=${6:-0}
 rx_opts= tx_opts=
 if [ "$proto" = udp ]; then
 	# Paced: an unpaced UDP flood into a saturated guest is receive
@@ -30,8 +32,13 @@ mkdir -p "$out"
 [ -n "${VRSS_NIC:-}" ] || { echo "demo: no virtio-net NIC (tools/vm/run --nic 1)" >&2; exit 1; }
 GUEST=198.51.100.1
 HOST=198.51.100.2
-trap 'ip link del vrss0 2> /dev/null; vrss_unload' EXIT
+trap '"$repo/tools/bench/firewall.sh" 0 2> /dev/null; ip link del vrss0 2> /dev/null; vrss_unload' EXIT
 vrss_load
+echo "$rules" > "$out/rules.txt"
+if [ "$rules" -gt 0 ]; then
+	"$repo/tools/bench/firewall.sh" "$rules"
+	echo "demo: a receive-bound guest: $rules firewall rules on input, walked by every packet, so that the receive path, not the application, is what one vCPU cannot keep up with (as in the book's 10 GbE guest; RULES=0: none)"
+fi
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
 	net.ipv6.conf.$VRSS_NIC.disable_ipv6=1
 ip link set "$VRSS_NIC" up
@@ -58,10 +65,12 @@ run() {
 [ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING
 echo mono > $VRSS_TRACING/trace_clock
 
-echo "demo: vRSS off (rxhash off), $streams $proto streams, $secs s"
-ethtool -K vrss0 rxhash off
-run off
-echo "demo: vRSS on (rxhash on, threshold $(vrss_sys threshold) %)"
-ethtool -K vrss0 rxhash on
-run on
-ethtool -S vrss0 | grep -E 'spread_events|contract_events|bucket_moves|rx_held' > "$out/on-stats.txt"
+for ((r = 1; r <= rounds; r++)); do
+	echo "demo: round $r of $rounds: vRSS off (rxhash off), $streams $proto streams, $secs s"
+	ethtool -K vrss0 rxhash off
+	run "off-$r"
+	echo "demo: round $r of $rounds: vRSS on (rxhash on, threshold $(vrss_sys threshold) %)"
+	ethtool -K vrss0 rxhash on
+	run "on-$r"
+done
+ethtool -S vrss0 | grep -E 'spread_events|contract_events|rebalance_events|bucket_moves|rx_held' > "$out/on-stats.txt"

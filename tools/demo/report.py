@@ -4,15 +4,18 @@
 
   report.py DIR
 
-Reads DIR/off.json and DIR/on.json (vrss-ttcp --json) and the width
-changes traced during each run (DIR/{off,on}-widths.txt), prints a side by
-side table and draws DIR/demo.png with gnuplot: the busy percentage of each
-vCPU over time, vRSS off above, on below, the moments the width changed
-marked.
+Reads DIR/off-R.json and DIR/on-R.json (vrss-ttcp --json, round R) and
+the width changes traced during each run (DIR/{off,on}-R-widths.txt),
+prints a side by side table of the medians over the rounds (min-max beside
+the throughput) and draws DIR/demo.png with gnuplot from the median run of
+each: the busy percentage of each vCPU over time, vRSS off above, on
+below, the moments the width changed marked.
 """
+import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -29,51 +32,80 @@ def widths(path, start):
     return out
 
 
-def busy_line(run, cpu):
-    c = run["cpus"][cpu]
-    return f"{c['busy']:5.1f} ({c['softirq']:4.1f} si)"
+def med(runs, f):
+    return statistics.median(f(r) for r in runs)
+
+
+def busy_line(runs, cpu):
+    return (f"{med(runs, lambda r: r['cpus'][cpu]['busy']):5.1f} "
+            f"({med(runs, lambda r: r['cpus'][cpu]['softirq']):4.1f} si)")
+
+
+def median_run(runs):
+    """The run whose throughput is the median (the lower middle one of an
+    even number)."""
+    by = sorted(runs, key=lambda r: r["throughput_mbps"])
+    return by[(len(by) - 1) // 2]
 
 
 def main():
     d = sys.argv[1]
-    runs = {name: json.load(open(os.path.join(d, name + ".json"))) for name in ("off", "on")}
-    changes = {name: widths(os.path.join(d, name + "-widths.txt"),
-                            runs[name]["start_monotonic"]) for name in runs}
-    off, on = runs["off"], runs["on"]
+    runs, changes = {}, {}
+    for name in ("off", "on"):
+        paths = sorted(glob.glob(os.path.join(d, f"{name}-[0-9]*.json")),
+                       key=lambda p: int(re.search(r"-(\d+)\.json$", p).group(1)))
+        runs[name] = [json.load(open(p)) for p in paths]
+        for p, r in zip(paths, runs[name]):
+            r["widths"] = widths(p[:-len(".json")] + "-widths.txt", r["start_monotonic"])
+    if not runs["off"] or not runs["on"]:
+        sys.exit(f"demo: no runs in {d}")
+    off, on = median_run(runs["off"]), median_run(runs["on"])
+    changes = {"off": off["widths"], "on": on["widths"]}
     ncpu = len(off["cpus"])
+    rules = open(os.path.join(d, "rules.txt")).read().strip() if os.path.exists(os.path.join(d, "rules.txt")) else "0"
 
-    def maxwidth(name):
-        w = [new for _, _, new in changes[name] if _ >= 0] + [1]
-        return max(w)
+    def maxwidth(r):
+        return max([new for t, _, new in r["widths"] if t >= 0] + [1])
 
-    rows = [
-        ("throughput (Mbit/s)", f"{off['throughput_mbps']:.0f}", f"{on['throughput_mbps']:.0f}",
-         f"x {on['throughput_mbps'] / max(off['throughput_mbps'], 1e-9):.2f}"),
-    ]
+    def tput(rs):
+        m = med(rs, lambda r: r["throughput_mbps"])
+        return (f"{m:.0f} ({min(r['throughput_mbps'] for r in rs):.0f}-"
+                f"{max(r['throughput_mbps'] for r in rs):.0f})")
+
+    ratio = med(runs["on"], lambda r: r["throughput_mbps"]) / max(med(runs["off"], lambda r: r["throughput_mbps"]), 1e-9)
+    rows = [("throughput (Mbit/s)", tput(runs["off"]), tput(runs["on"]), f"x {ratio:.2f}")]
     for c in range(ncpu):
-        rows.append((f"vCPU {c} busy % (softirq)", busy_line(off, c), busy_line(on, c), ""))
+        rows.append((f"vCPU {c} busy % (softirq)", busy_line(runs["off"], c), busy_line(runs["on"], c), ""))
     rows += [
-        ("queues in use (max width)", "1", str(maxwidth("on")), ""),
-        ("width changes", str(len(changes["off"])), str(len(changes["on"])), ""),
-        ("IPIs per packet", f"{off['ipis_per_packet']:.3f}", f"{on['ipis_per_packet']:.3f}", ""),
-        ("TCP retransmits", str(off["tcp_retransmits"]), str(on["tcp_retransmits"]), ""),
-        ("CPU cycles per byte", f"{off['cycles_per_byte']:.1f}", f"{on['cycles_per_byte']:.1f}", ""),
+        ("queues in use (max width)", "1", f"{med(runs['on'], maxwidth):.0f}", ""),
+        ("width changes", f"{med(runs['off'], lambda r: len(r['widths'])):.0f}",
+         f"{med(runs['on'], lambda r: len(r['widths'])):.0f}", ""),
+        ("IPIs per packet", f"{med(runs['off'], lambda r: r['ipis_per_packet']):.3f}",
+         f"{med(runs['on'], lambda r: r['ipis_per_packet']):.3f}", ""),
+        ("TCP retransmits", f"{med(runs['off'], lambda r: r['tcp_retransmits']):.0f}",
+         f"{med(runs['on'], lambda r: r['tcp_retransmits']):.0f}", ""),
+        ("CPU cycles per byte", f"{med(runs['off'], lambda r: r['cycles_per_byte']):.1f}",
+         f"{med(runs['on'], lambda r: r['cycles_per_byte']):.1f}", ""),
     ]
     print()
-    print(f"{off['streams']} {off['mode'].upper()} streams, {off['seconds']:.0f} s each, {ncpu} vCPUs")
+    what = f"{rules} firewall rules on input (receive-bound)" if rules != "0" else "no firewall rules"
+    print(f"{off['streams']} {off['mode'].upper()} streams, {off['seconds']:.0f} s each, {ncpu} vCPUs, {what}; "
+          f"medians of {len(runs['off'])} alternated rounds")
     print(f"{'':28} {'vRSS off':>16} {'vRSS on':>16}")
     for name, a, b, note in rows:
         print(f"{name:28} {a:>16} {b:>16}  {note}")
+    print("  rounds (Mbit/s): off " + " ".join(f"{r['throughput_mbps']:.0f}" for r in runs["off"]) +
+          ", on " + " ".join(f"{r['throughput_mbps']:.0f}" for r in runs["on"]))
     for t, old, new in changes["on"]:
         if t >= 0:
-            print(f"  vRSS on: width {old} -> {new} at {t:.1f} s")
+            print(f"  vRSS on (the median run): width {old} -> {new} at {t:.1f} s")
 
     # The chart: per-vCPU receive work (softirq %) and busy % per second,
     # off on top, on below.
     data = os.path.join(d, "demo.dat")
     with open(data, "w") as f:
-        for name in ("off", "on"):
-            for s in runs[name]["samples"]:
+        for run in (off, on):
+            for s in run["samples"]:
                 f.write(f"{s['t']:.1f} " + " ".join(f"{b:.1f}" for b in s["softirq"]) +
                         " " + " ".join(f"{b:.1f}" for b in s["busy"]) + "\n")
             f.write("\n\n")
@@ -98,9 +130,9 @@ set yrange [0:105]
 set xrange [0:*]
 set grid
 set key outside right
-set title 'vRSS off (rxhash off): {off['throughput_mbps']:.0f} Mbit/s, {off['streams']} {off['mode'].upper()} streams'
+set title 'vRSS off (rxhash off): {off['throughput_mbps']:.0f} Mbit/s, {off['streams']} {off['mode'].upper()} streams, {what}'
 plot {plot(0)}
-set title 'vRSS on (rxhash on, threshold 80 %): {on['throughput_mbps']:.0f} Mbit/s'
+set title 'vRSS on (rxhash on, threshold 80 %): {on['throughput_mbps']:.0f} Mbit/s (median runs)'
 {marks}plot {plot(1)}
 unset multiplot
 """
