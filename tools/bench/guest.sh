@@ -207,6 +207,12 @@ use() {
 		;;
 	esac
 	sleep 0.3
+	# Gated starts from a quiet SINGLE: the setup's execs (40-140 ms of a
+	# vCPU each under TCG) must not be what spreads it.
+	if [ "$1" = gated ]; then
+		vrss_wait_state single 5 50 > /dev/null ||
+			echo "bench: vrss0 not quiet after 5 s ($(vrss_sys state), primary_load $(vrss_sys primary_load))" >&2
+	fi
 }
 
 # flows NAME: half-way through a TCP run through vrss0, the width, the
