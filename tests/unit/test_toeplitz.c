@@ -90,6 +90,7 @@ static void test_microsoft_vectors(void **state)
 static void test_random_against_bitwise(void **state)
 {
 	static struct vrss_toeplitz t;
+	static struct vrss_toeplitz4 t4;
 	u8 key[VRSS_RSS_KEY_SIZE], in[VRSS_TOEPLITZ_MAX_INPUT];
 	unsigned int k, n, i, len;
 
@@ -99,11 +100,15 @@ static void test_random_against_bitwise(void **state)
 		for (i = 0; i < sizeof(key); i++)
 			key[i] = random();
 		vrss_toeplitz_init(&t, key);
+		vrss_toeplitz4_init(&t4, key);
 		for (n = 0; n < 2000; n++) {
 			len = random() % (VRSS_TOEPLITZ_MAX_INPUT + 1);
 			for (i = 0; i < len; i++)
 				in[i] = random();
 			assert_int_equal(vrss_toeplitz_hash(&t, in, len),
+					 toeplitz_bitwise(key, in, len));
+			/* The nibble table: the same hash. */
+			assert_int_equal(vrss_toeplitz4_hash(&t4, in, len),
 					 toeplitz_bitwise(key, in, len));
 		}
 	}
