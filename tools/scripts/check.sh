@@ -20,11 +20,11 @@ rm -rf "$logs"
 mkdir -p "$logs"
 full=${VRSS_CHECK_FULL:-0}
 if [ "$full" = 1 ]; then
-	fuzz_secs=60 stress_secs=90 stress_rounds=3
+	fuzz_secs=60 stress_secs=90 stress_rounds=3 cost_rounds=5
 else
 	# One round of 10 s (and 6 s of vrss0 deleted and recreated): a
 	# round's start and stop under TCG cost more than its churn.
-	fuzz_secs=10 stress_secs=10 stress_rounds=1
+	fuzz_secs=10 stress_secs=10 stress_rounds=1 cost_rounds=3
 fi
 # Debian's kernels reach CMD in about 5 s (12 beside the background
 # suites or on a slow hour's 4 vCPUs), /init in about 3.  A boot that
@@ -230,6 +230,11 @@ while read -r series kver; do
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh $ksft virtio.sh
+	# What vrss costs below the threshold, in instructions (the meter
+	# slows the guest: a boot of its own), on veth and on the NIC with 2
+	# queue pairs and with 1; 3 rounds (make check-full: 5).
+	suite "cost-$series" tools/vm/run --kernel "$series" --nic 2 --count-insns --timeout 900 -- \
+		env VRSS_COST_ROUNDS=$cost_rounds KSELFTEST_TIMEOUT=800 $ksft cost.sh
 	collect_dkms
 	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
 	# and on 6.12 (check-full: both) the steering tests.  First, what the

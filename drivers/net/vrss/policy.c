@@ -185,8 +185,22 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	}
 	if (!cpumask_empty(vd->primary))
 		vrss_queues_place(vd, vd->primary);
-	vrss_rx_bucket_sample(vd, vd->bucket_load);
-	vrss_rebal_weigh(vd->bucket_load->weight, vd->bucket_load->packets);
+	/*
+	 * The buckets' loads are for rebalancing, which needs width 2: at
+	 * width 1 (SINGLE) their sums (every bucket on every CPU, some 6000
+	 * instructions an interval) wait, read as 0, and start over.
+	 */
+	if (vd->width > 1) {
+		vrss_rx_bucket_sample(vd, vd->bucket_load);
+		vrss_rebal_weigh(vd->bucket_load->weight, vd->bucket_load->packets);
+	} else if (!vd->bucket_load->restart) {
+		struct vrss_bucket_load *bl = vd->bucket_load;
+
+		memset(bl->packets, 0, sizeof(bl->packets));
+		memset(bl->bytes, 0, sizeof(bl->bytes));
+		memset(bl->weight, 0, sizeof(bl->weight));
+		bl->restart = true;
+	}
 	/* Spread queues: their CPU's sample, just taken (offline: idle). */
 	for (i = 1; i < vd->policy->nr; i++) {
 		cpu = READ_ONCE(vd->queues[i].cpu);

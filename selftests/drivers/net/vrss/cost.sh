@@ -14,10 +14,11 @@
 # subtracted from each: what the frames cost.  It checks, per frame:
 #  - vrss's own instructions (its functions, by the meter's profile: exact,
 #    the same in every window): off within 100, single and gated within
-#    900, and gated never spreading;
-#  - the whole receive path's kernel instructions within 1.25x plain's: a
-#    gross bound only, as windows of one configuration still spread by
-#    about 10 % here (README, "What vrss costs, in instructions");
+#    700, and gated never spreading;
+#  - the whole receive path's kernel instructions within 1.5x plain's: a
+#    gross bound only (an IPI or a copy a frame would pass it), as windows
+#    of one configuration spread by 10-30 % here (README, "What vrss
+#    costs, in instructions");
 #  - not one IPI from vrss, and the kernel's function-call interrupts not
 #    past plain's by an IPI every fifth frame.
 # On every lower the boot has: veth (the sender in
@@ -49,10 +50,11 @@ gap=0.002
 idle_secs=$(awk -v n="$frames" -v g=$gap 'BEGIN { print n * g }')
 configs=(idle plain off single gated)
 # vrss's own instructions per frame: measured on 6.1 and 6.12 (README,
-# "What vrss costs, in instructions"): off 71-73, single and gated 760-920 with the load
-# work's share at this rate; budgets with a margin.
+# "What vrss costs, in instructions"): off 71-73, single and gated 479-487
+# (6.12; the load work no longer sums the buckets at width 1); budgets
+# with a margin.
 own_off=100
-own_single=900
+own_single=700
 own_min_off=30
 own_min_single=300
 
@@ -256,8 +258,8 @@ for l in "${lowers[@]}"; do
 		[ "${k[$c]}" -le "${k[$worst]}" ] || worst=$c
 	done
 	ktap_info "$l: whole path per frame: off $((1000 * k[off] / k[plain])), single $((1000 * k[single] / k[plain])), gated $((1000 * k[gated] / k[plain])) per mille of plain's"
-	within "$l: the whole path per frame within 1.25x plain's (a gross bound: windows spread by 10 %)" \
-		$((100 * k[$worst])) $((125 * k[plain]))
+	within "$l: the whole path per frame within 1.5x plain's (a gross bound: windows spread by 10-30 %)" \
+		$((100 * k[$worst])) $((150 * k[plain]))
 	# The kernel's count has other senders (the marks' processes, the
 	# sender's start: 300-650 a window without traffic): a configuration
 	# of vrss's may not go past the largest of plain's and the idle
