@@ -20,11 +20,16 @@
 # limit (with 1000 rules plain's interrupt vCPU spends ~90 % in softirq
 # while the other has time to spare).  vrss-ttcp's JSON goes to OUT/; the
 # width changes of gated runs to OUT/*-widths.txt; what vrss did in a run
-# (its IPIs, packets per queue, rebalances, width at the end) to
+# (its IPIs, packets per queue, rebalances) to
 # OUT/*-vrss.txt, and for TCP runs through vrss0, half-way through, the
-# table in effect and the streams' ports (OUT/*-flows.txt: which queue
-# each stream was on; the key is in OUT/rxfh.txt); 64-flow balance to
-# OUT/balance.txt.
+# width, the table in effect and the streams' ports (OUT/*-flows.txt:
+# which queue each stream was on; the key is in OUT/rxfh.txt); 64-flow
+# balance to OUT/balance.txt.
+#
+# VRSS_BENCH_ONLY narrows a boot to one workload: collide, fw, latency,
+# sweep (the offered load stepping up, see below) or insns (under
+# --count-insns: every window's instructions, OUT/*-insns.txt, and an
+# idle window a round).
 #
 # Under `tools/vm/run --nic Q` ($VRSS_NIC set) the lower is that virtio-net
 # NIC and the sender is outside the guest, on the host behind its tap

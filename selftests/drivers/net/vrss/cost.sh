@@ -15,10 +15,10 @@
 #  - vrss's own instructions (its functions, by the meter's profile: exact,
 #    the same in every window): off within 100, single and gated within
 #    700, and gated never spreading;
-#  - the whole receive path's kernel instructions within 1.5x plain's: a
-#    gross bound only (an IPI or a copy a frame would pass it), as windows
-#    of one configuration spread by 10-30 % here (README, "What vrss
-#    costs, in instructions");
+#  - the whole receive path's kernel instructions within 1.75x plain's: a
+#    gross bound only (a frame's hop to another vCPU would break it, an
+#    extra copy would not), as windows of one configuration spread by
+#    10-40 % here (README, "What vrss costs, in instructions");
 #  - not one IPI from vrss, and the kernel's function-call interrupts not
 #    past plain's by an IPI every fifth frame.
 # On every lower the boot has: veth (the sender in
@@ -258,8 +258,8 @@ for l in "${lowers[@]}"; do
 		[ "${k[$c]}" -le "${k[$worst]}" ] || worst=$c
 	done
 	ktap_info "$l: whole path per frame: off $((1000 * k[off] / k[plain])), single $((1000 * k[single] / k[plain])), gated $((1000 * k[gated] / k[plain])) per mille of plain's"
-	within "$l: the whole path per frame within 1.5x plain's (a gross bound: windows spread by 10-30 %)" \
-		$((100 * k[$worst])) $((150 * k[plain]))
+	within "$l: the whole path per frame within 1.75x plain's (a gross bound: windows spread by 10-40 %)" \
+		$((100 * k[$worst])) $((175 * k[plain]))
 	# The kernel's count has other senders (the marks' processes, the
 	# sender's start: 300-650 a window without traffic): a configuration
 	# of vrss's may not go past the largest of plain's and the idle
