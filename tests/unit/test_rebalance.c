@@ -384,6 +384,26 @@ static void test_receive_bound_both_busy(void **state)
 	assert_true(sim_raw(&s, 0).busy <= s.threshold);
 }
 
+/* A load of @busy and @net percent, fixed point. */
+static struct vrss_load load_of(u32 busy, u32 net)
+{
+	return (struct vrss_load){ busy << VRSS_LOAD_SHIFT, net << VRSS_LOAD_SHIFT };
+}
+
+/*
+ * 3 queues, the default table, no holds: weight 100 on the first 48
+ * buckets (with @only0, only on those of queue 0 among them).
+ */
+static void three_queues(struct vrss_rebal *r, u32 *eff, u32 *weight, bool only0)
+{
+	unsigned int b;
+
+	vrss_rebal_reset(r);
+	vrss_indir_fill_default(eff, 3);
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		weight[b] = b < 48 && (!only0 || eff[b] == 0) ? 100 : 0;
+}
+
 /*
  * All busy, 3 queues: the primary's receive work goes to the queue with
  * the least receive work among those less busy than the primary, not to
@@ -398,13 +418,10 @@ static void test_receive_bound_not_onto_busier(void **state)
 	unsigned int b;
 
 	(void)state;
-	vrss_rebal_reset(&r);
-	vrss_indir_fill_default(eff, 3);
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		weight[b] = eff[b] == 0 && b < 48 ? 100 : 0;	/* 16 buckets */
-	load[0] = (struct vrss_load){ 95 << VRSS_LOAD_SHIFT, 80 << VRSS_LOAD_SHIFT };
-	load[1] = (struct vrss_load){ 100 << VRSS_LOAD_SHIFT, 5 << VRSS_LOAD_SHIFT };
-	load[2] = (struct vrss_load){ 75 << VRSS_LOAD_SHIFT, 30 << VRSS_LOAD_SHIFT };
+	three_queues(&r, eff, weight, true);	/* 16 buckets of queue 0 */
+	load[0] = load_of(95, 80);
+	load[1] = load_of(100, 5);
+	load[2] = load_of(75, 30);
 	assert_true(vrss_rebal_step(&r, eff, weight, load, 3, 80, 20, &res) > 0);
 	assert_int_equal(res.from, 0);
 	assert_int_equal(res.to, 2);
@@ -422,17 +439,13 @@ static void test_receive_bound_next_busiest(void **state)
 	struct vrss_load load[3];
 	struct vrss_rebal_result res;
 	struct vrss_rebal r;
-	unsigned int b;
 
 	(void)state;
-	vrss_rebal_reset(&r);
-	vrss_indir_fill_default(eff, 3);
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		weight[b] = b < 48 ? 100 : 0;
+	three_queues(&r, eff, weight, false);
 	/* Queue 2, busiest, 40 % of receive work: 1 has 25, within 20. */
-	load[0] = (struct vrss_load){ 70 << VRSS_LOAD_SHIFT, 60 << VRSS_LOAD_SHIFT };
-	load[1] = (struct vrss_load){ 90 << VRSS_LOAD_SHIFT, 25 << VRSS_LOAD_SHIFT };
-	load[2] = (struct vrss_load){ 100 << VRSS_LOAD_SHIFT, 40 << VRSS_LOAD_SHIFT };
+	load[0] = load_of(70, 60);
+	load[1] = load_of(90, 25);
+	load[2] = load_of(100, 40);
 	assert_int_equal(vrss_rebal_step(&r, eff, weight, load, 3, 60, 20, &res), 0);
 	/* Queue 0 above the threshold too, 60 against 1's 25: it gives. */
 	load[0].busy = 95 << VRSS_LOAD_SHIFT;
