@@ -13,7 +13,7 @@
 # 4-vCPU guest with a 1-queue NIC.
 #
 # Then the load sweep: the receive-bound guest (tools/bench/firewall.sh)
-# as the offered load steps up, plain, RPS and gated: build/bench/sweep.png.
+# as the offered load steps up, plain, RPS and gated: bench/sweep.png.
 #
 # Then instructions, not time (tools/vm/run --count-insns, the meter):
 # per frame under the light load and per byte under the floods, every

@@ -325,7 +325,7 @@ plot {ipis}, '{tsv}' using 1:{width_col} axes x1y2 with steps lw 2 lc rgb 'black
 unset multiplot
 """)
     subprocess.run(["gnuplot", gp], check=True)
-    md += [f"![load sweep]({os.path.join(out, 'sweep.png')})", ""]
+    md += ["![load sweep](sweep.png)", ""]    # beside results.md
     return res
 
 
