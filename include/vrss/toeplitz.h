@@ -36,25 +36,35 @@ static inline u32 vrss_toeplitz_window(const u8 *key, unsigned int bit)
 	return (u32)(w >> (8 - shift));
 }
 
+/*
+ * One table row: for each value v of @bits input bits starting at key bit
+ * @bit, the XOR of the windows of v's set bits (most significant first).
+ */
+static inline void vrss_toeplitz_row(u32 *row, const u8 *key,
+				     unsigned int bit, unsigned int bits)
+{
+	unsigned int v, b;
+	u32 win[8];
+
+	for (b = 0; b < bits; b++)
+		win[b] = vrss_toeplitz_window(key, bit + b);
+	for (v = 0; v < 1u << bits; v++) {
+		u32 h = 0;
+
+		for (b = 0; b < bits; b++)
+			if (v & (1u << (bits - 1 - b)))
+				h ^= win[b];
+		row[v] = h;
+	}
+}
+
 static inline void vrss_toeplitz_init(struct vrss_toeplitz *t,
 				      const u8 key[VRSS_RSS_KEY_SIZE])
 {
-	unsigned int i, v, b;
+	unsigned int i;
 
-	for (i = 0; i < VRSS_TOEPLITZ_MAX_INPUT; i++) {
-		u32 win[8];
-
-		for (b = 0; b < 8; b++)
-			win[b] = vrss_toeplitz_window(key, i * 8 + b);
-		for (v = 0; v < 256; v++) {
-			u32 h = 0;
-
-			for (b = 0; b < 8; b++)
-				if (v & (0x80 >> b))
-					h ^= win[b];
-			t->lut[i * 256 + v] = h;
-		}
-	}
+	for (i = 0; i < VRSS_TOEPLITZ_MAX_INPUT; i++)
+		vrss_toeplitz_row(&t->lut[i * 256], key, i * 8, 8);
 }
 
 /*
@@ -92,22 +102,10 @@ struct vrss_toeplitz4 {
 static inline void vrss_toeplitz4_init(struct vrss_toeplitz4 *t,
 				       const u8 key[VRSS_RSS_KEY_SIZE])
 {
-	unsigned int n, v, b;
+	unsigned int n;
 
-	for (n = 0; n < VRSS_TOEPLITZ_MAX_INPUT * 2; n++) {
-		u32 win[4];
-
-		for (b = 0; b < 4; b++)
-			win[b] = vrss_toeplitz_window(key, n * 4 + b);
-		for (v = 0; v < 16; v++) {
-			u32 h = 0;
-
-			for (b = 0; b < 4; b++)
-				if (v & (0x8 >> b))
-					h ^= win[b];
-			t->lut[n * 16 + v] = h;
-		}
-	}
+	for (n = 0; n < VRSS_TOEPLITZ_MAX_INPUT * 2; n++)
+		vrss_toeplitz_row(&t->lut[n * 16], key, n * 4, 4);
 }
 
 /* @len must not exceed VRSS_TOEPLITZ_MAX_INPUT; words as above. */

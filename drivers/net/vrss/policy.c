@@ -148,6 +148,33 @@ static bool vrss_cpu_sample(struct vrss_cpu_sample *cs, int cpu)
 }
 
 /*
+ * Under steer_lock: the buckets' loads, for rebalancing, which needs width
+ * 2.  At width 1 (SINGLE) their sums (every bucket on every CPU, some 6000
+ * instructions an interval) wait and read as 0; the first sample after
+ * spans the pause, so it is taken for its sums only.
+ */
+static void vrss_load_sample_buckets(struct vrss_dev *vd)
+{
+	struct vrss_bucket_load *bl = vd->bucket_load;
+
+	if (vd->width <= 1) {
+		if (bl->paused)
+			return;
+		bl->paused = true;
+	} else {
+		vrss_rx_bucket_sample(vd, bl);
+		if (!bl->paused) {
+			vrss_rebal_weigh(bl->weight, bl->packets);
+			return;
+		}
+		bl->paused = false;
+	}
+	memset(bl->packets, 0, sizeof(bl->packets));
+	memset(bl->bytes, 0, sizeof(bl->bytes));
+	memset(bl->weight, 0, sizeof(bl->weight));
+}
+
+/*
  * Under steer_lock: one sample of every online CPU.  load_raw[0] is the
  * busiest CPU the lower delivered on since the last sample (none: 0),
  * load_raw[i] spread queue i's CPU.  The primary CPUs are kept for
@@ -185,22 +212,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	}
 	if (!cpumask_empty(vd->primary))
 		vrss_queues_place(vd, vd->primary);
-	/*
-	 * The buckets' loads are for rebalancing, which needs width 2: at
-	 * width 1 (SINGLE) their sums (every bucket on every CPU, some 6000
-	 * instructions an interval) wait, read as 0, and start over.
-	 */
-	if (vd->width > 1) {
-		vrss_rx_bucket_sample(vd, vd->bucket_load);
-		vrss_rebal_weigh(vd->bucket_load->weight, vd->bucket_load->packets);
-	} else if (!vd->bucket_load->restart) {
-		struct vrss_bucket_load *bl = vd->bucket_load;
-
-		memset(bl->packets, 0, sizeof(bl->packets));
-		memset(bl->bytes, 0, sizeof(bl->bytes));
-		memset(bl->weight, 0, sizeof(bl->weight));
-		bl->restart = true;
-	}
+	vrss_load_sample_buckets(vd);
 	/* Spread queues: their CPU's sample, just taken (offline: idle). */
 	for (i = 1; i < vd->policy->nr; i++) {
 		cpu = READ_ONCE(vd->queues[i].cpu);

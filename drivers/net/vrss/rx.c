@@ -823,8 +823,6 @@ u64 vrss_rx_nohash(struct vrss_dev *vd)
  */
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 {
-	bool restart = bl->restart;
-
 	unsigned int b;
 	u32 packets;
 	u64 bytes;
@@ -839,13 +837,11 @@ void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 			packets += READ_ONCE(pc->bucket_packets[b]);
 			bytes += READ_ONCE(pc->bucket_bytes[b]);
 		}
-		/* After a pause the sums span it: no interval's load. */
-		bl->packets[b] = restart ? 0 : packets - bl->packets_seen[b];
-		bl->bytes[b] = restart ? 0 : bytes - bl->bytes_seen[b];
+		bl->packets[b] = packets - bl->packets_seen[b];
+		bl->bytes[b] = bytes - bl->bytes_seen[b];
 		bl->packets_seen[b] = packets;
 		bl->bytes_seen[b] = bytes;
 	}
-	bl->restart = false;
 }
 
 /*

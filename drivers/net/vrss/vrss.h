@@ -99,7 +99,7 @@ struct vrss_bucket_load {
 	u32 packets[VRSS_INDIR_SIZE];		/* over the last interval */
 	u64 bytes[VRSS_INDIR_SIZE];
 	u32 weight[VRSS_INDIR_SIZE];		/* smoothed (vrss_rebal_weigh()) */
-	bool restart;		/* not sampled at width 1: start over */
+	bool paused;		/* not sampled since width 1 */
 };
 
 /* Load sampling of one CPU (policy.c), as of the last sample. */
