@@ -309,12 +309,12 @@ run_latency() {
 	sockperf server -i $GUEST -p 11111 > /dev/null 2>&1 &
 	pid=$!
 	sleep 0.5
-	cal0=$(awk '$1 == "CAL:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts)
+	cal0=$(vrss_cal_ipis)
 	[ ! -e /sys/class/net/vrss0 ] || ipis0=$(vrss_stat_sum vrss0 ipis)
 	"$repo/tools/vm/host" run sockperf ping-pong -i $GUEST -p 11111 --full-rtt \
 		--mps=200 -m 64 -t "$secs" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' |
 		grep -E 'dropped messages|observation|percentile' > "$out/$name.txt"
-	echo "cal_ipis $(($(awk '$1 == "CAL:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts) - cal0))" >> "$out/$name.txt"
+	echo "cal_ipis $(($(vrss_cal_ipis) - cal0))" >> "$out/$name.txt"
 	[ -z "$ipis0" ] || echo "vrss_ipis $(($(vrss_stat_sum vrss0 ipis) - ipis0))" >> "$out/$name.txt"
 	kill $pid
 	wait $pid 2> /dev/null || true

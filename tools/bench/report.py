@@ -38,6 +38,11 @@ def cpu_seconds(r):
     return sum(c["busy"] for c in r["cpus"]) / 100 * r["seconds"]
 
 
+def cell(v, fmt="{:.0f}"):
+    """A summary() as 'median (min-max)'."""
+    return f"{fmt.format(v['median'])} ({fmt.format(v['min'])}-{fmt.format(v['max'])})"
+
+
 def summary(values):
     return {"median": statistics.median(values), "min": min(values),
             "max": max(values), "n": len(values)}
@@ -149,8 +154,8 @@ def latency_section(d, md):
         xm = v["median_usec"]["median"] / base["median_usec"]["median"] if base else float("nan")
         x99 = v["p99_usec"]["median"] / base["p99_usec"]["median"] if base else float("nan")
         own = "-" if v["vrss_ipis"] is None else f"{v['vrss_ipis']['max']:.0f}"
-        md.append(f"| {c} | {v['median_usec']['median']:.0f} ({v['median_usec']['min']:.0f}-{v['median_usec']['max']:.0f}) "
-                  f"| {xm:.2f} | {v['p99_usec']['median']:.0f} ({v['p99_usec']['min']:.0f}-{v['p99_usec']['max']:.0f}) "
+        md.append(f"| {c} | {cell(v['median_usec'])} "
+                  f"| {xm:.2f} | {cell(v['p99_usec'])} "
                   f"| {x99:.2f} | {v['ipis_per_round_trip']['median']:.2f} | {own} | {v['dropped']} |")
     md.append("")
     return res
@@ -208,9 +213,6 @@ def insns_section(d, md):
                                                for j in range(len(per[0]["k_frame_cpu"]))]
     if not res:
         return res
-
-    def cell(v, fmt):
-        return f"{fmt.format(v['median'])} ({fmt.format(v['min'])}-{fmt.format(v['max'])})"
 
     rounds = len(idle)
     md += [f"Instructions (the meter, tools/vm/run --count-insns; medians and min-max of {rounds} "
@@ -444,9 +446,6 @@ def nic_section(d, q, results, md, tsv):
     res["derived"] = derived
     results["virtio_net"][q] = res
 
-    def cell(v, fmt="{:.0f}"):
-        return f"{fmt.format(v['median'])} ({fmt.format(v['min'])}-{fmt.format(v['max'])})"
-
     def own(v):
         o = v.get("vrss_ipis_per_packet")
         return "-" if o is None else f"{o['median']:.4f}"
@@ -518,9 +517,6 @@ def collide_section(res, md):
     if not collide:
         return
     d = res["derived"]
-
-    def cell(v, fmt="{:.0f}"):
-        return f"{fmt.format(v['median'])} ({fmt.format(v['min'])}-{fmt.format(v['max'])})"
 
     md += ["Colliding heavy flows: 4 TCP streams from the host whose hashes all name queue 1 "
            "(Microsoft's key, default table), threshold 80:", "",
@@ -652,9 +648,7 @@ def main():
                "|---|---|---|---|---|---|"]
 
         def mm(v):
-            if not v:
-                return "-"
-            return f"{v['mbps']['median']:.0f} ({v['mbps']['min']:.0f}-{v['mbps']['max']:.0f})"
+            return cell(v["mbps"]) if v else "-"
         for c in CONFIGS:
             u, t, f = res["udp"].get(c), res["tcp"].get(c), res["fw"].get(c)
             if not u and not f:

@@ -156,16 +156,6 @@ send_and_receive() {
 	wait "$rpid"
 }
 
-# cal: the kernel's function-call interrupts, all vCPUs.
-cal() {
-	local f n=0 i
-	read -r -a f < <(grep '^ *CAL:' /proc/interrupts)
-	for ((i = 1; i < ${#f[@]}; i++)); do
-		[[ ${f[i]} =~ ^[0-9]+$ ]] && n=$((n + f[i]))
-	done
-	echo $n
-}
-
 # measure LOWER: ROUNDS rounds of every configuration; the windows'
 # profiles in $tmp/LOWER-CONFIG-ROUND, the per-window facts in
 # $tmp/LOWER.txt: CONFIG ROUND RECEIVED REORDERED VRSS-IPIS CAL
@@ -185,9 +175,9 @@ measure() {
 			taskset -c 0 "$VRSS_TRAFFIC" seqrecv $guest 1 "$frames" > "$tmp/recv" &
 			rpid=$!
 			vrss_wait_ready "$tmp/recv" || return 1
-			cal0=$(cal)
+			cal0=$(vrss_cal_ipis)
 			vrss_insn_window "$tmp/$l-$c-$r" send_and_receive || return 1
-			cal0=$(($(cal) - cal0))
+			cal0=$(($(vrss_cal_ipis) - cal0))
 			[ -z "$hostid" ] || "$VRSS_REPO/tools/vm/host" wait "$hostid" > /dev/null
 			hostid=
 			recv=0 reord=

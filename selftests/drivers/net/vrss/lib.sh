@@ -300,6 +300,17 @@ vrss_seq_drops() {
 		$(vrss_peer_stat veth1 tx_dropped)))
 }
 
+# vrss_cal_ipis: the kernel's function-call interrupts so far, all vCPUs
+# (/proc/interrupts CAL).
+vrss_cal_ipis() {
+	local f n=0 i
+	read -r -a f < <(grep '^ *CAL:' /proc/interrupts)
+	for ((i = 1; i < ${#f[@]}; i++)); do
+		[[ ${f[i]} =~ ^[0-9]+$ ]] && n=$((n + f[i]))
+	done
+	echo $n
+}
+
 # vrss_stat_sum DEV SUFFIX: the sum of the rx_queue_<i>_SUFFIX counters.
 vrss_stat_sum() {
 	local k v n=0
