@@ -314,6 +314,7 @@ static void vrss_load_work(struct work_struct *work)
 	if (!vd->load_running)
 		goto out;
 	vrss_load_sample_all(vd);
+	vrss_rx_tick(vd);
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
 				 vrss_rss_max_width(vd));

@@ -65,33 +65,8 @@ static enum cpuhp_state vrss_cpuhp_state;
  */
 #define VRSS_INLINE_HOLD	max(2UL, msecs_to_jiffies(50))
 
-/*
- * Bucket state: queue in bits 32-47, the queue's tail in 0-31; 0 is the
- * primary (inline).  PENDING: leaving inline for the queue; bits 0-31
- * then count the frames that went inline while it was pending.  PARKED:
- * leaving the (spread) queue for the one the table names, its frames in
- * vd->park[bucket] under that queue's producer lock until the queue's
- * head passes bits 0-31.  DELIVERING: the parked frames are going up
- * inline on the CPU in bits 0-31; then the bucket is inline (0).
- */
-#define VRSS_BUCKET_PENDING	BIT_ULL(63)
-#define VRSS_BUCKET_PARKED	BIT_ULL(62)
-#define VRSS_BUCKET_DELIVERING	BIT_ULL(61)
-#define VRSS_BUCKET_FLAGS	(VRSS_BUCKET_PENDING | VRSS_BUCKET_PARKED | \
-				 VRSS_BUCKET_DELIVERING)
-
 /* vrss_bucket_leave_ring(): the frame was parked (or dropped). */
 #define VRSS_TAKEN		(U32_MAX - 1)
-
-static u64 vrss_bucket_pack(u32 queue, u32 tail)
-{
-	return (u64)queue << 32 | tail;
-}
-
-static u32 vrss_bucket_queue(u64 state)
-{
-	return (state >> 32) & 0xffff;
-}
 
 static u32 vrss_softirqs(int cpu)
 {
@@ -104,13 +79,13 @@ static void vrss_kick_handler(void *info)
 	struct vrss_queue *q = info;
 
 	/*
-	 * Clear before scheduling: a frame enqueued after this point sends
-	 * its own kick, one enqueued before it is seen by the poll.
+	 * Schedule, then clear: a frame enqueued before the clear finds the
+	 * NAPI context scheduled (its poll runs on this CPU once we return),
+	 * one after it sends its own kick.  The clear is the handler's last
+	 * touch of the queue: vrss_queues_stop() waits for it.
 	 */
-	clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
-	/* Pairs with the producer's test_and_set_bit() after ptr_ring_produce. */
-	smp_mb__after_atomic();
 	napi_schedule(&q->napi);
+	clear_bit_unlock(VRSS_QUEUE_KICK_PENDING, &q->state);
 }
 
 static void vrss_queue_kick(struct vrss_queue *q)
@@ -240,7 +215,7 @@ static void vrss_park(struct vrss_dev *vd, struct vrss_queue *q, unsigned int b,
 /* Under @q's producer lock: bucket @b no longer parks its frames on @q. */
 static void vrss_unparked(struct vrss_queue *q, unsigned int n)
 {
-	q->parked_buckets--;
+	WRITE_ONCE(q->parked_buckets, q->parked_buckets - 1);
 	q->parked_frames -= n;
 }
 
@@ -338,6 +313,44 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 }
 
 /*
+ * Under @q's producer lock: bucket @b's state, re-read, and @q's head;
+ * U64_MAX if the bucket is no longer on (or parked leaving) @q.
+ */
+static u64 vrss_ring_lock_held_state(struct vrss_dev *vd, struct vrss_queue *q,
+				     unsigned int b, u32 *head)
+{
+	u64 last = atomic64_read(&vd->buckets[b]);
+
+	/* Pairs with the poll's release: frames up to head are in the stack. */
+	*head = smp_load_acquire(&q->head);
+	if (last & (VRSS_BUCKET_PENDING | VRSS_BUCKET_DELIVERING) ||
+	    vrss_bucket_queue(last) != q->index)
+		return U64_MAX;
+	return last;
+}
+
+/*
+ * Under @q's producer lock: bucket @b (state @last), not drained, starts
+ * parking its frames; returns its state and, in @head, @q's head read
+ * again.  A full barrier between marking the bucket parked and reading
+ * head, as vrss_poll() has one between publishing head and reading
+ * parked_buckets: either the poll sees the bucket and wakes the work, or
+ * the bucket sees the head the poll published (and leaves now).
+ */
+static u64 vrss_park_begin(struct vrss_dev *vd, struct vrss_queue *q,
+			   unsigned int b, u64 last, u32 *head)
+{
+	last |= VRSS_BUCKET_PARKED;
+	atomic64_set(&vd->buckets[b], last);
+	WRITE_ONCE(q->parked_buckets, q->parked_buckets + 1);
+	/* Parked before head is read; pairs with vrss_poll_publish()'s. */
+	smp_mb();
+	/* Pairs with the poll's release: frames up to head are in the stack. */
+	*head = smp_load_acquire(&q->head);
+	return last;
+}
+
+/*
  * The bucket sits on spread queue @from (or is parked leaving it) and the
  * table names @to.  Under @from's producer lock: it moves once @from's
  * consumer has handed its last frame to the stack; until then the frame
@@ -350,38 +363,30 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 				  struct sk_buff_head *up)
 {
 	struct vrss_queue *q = &vd->queues[from];
-	u32 ret = U32_MAX;
+	u32 ret = VRSS_TAKEN;
 	u64 last;
 	u32 head;
 
 	spin_lock(&q->ring.producer_lock);
-	last = atomic64_read(&vd->buckets[b]);
-	/* Pairs with the poll's release: frames up to head are in the stack. */
-	head = smp_load_acquire(&q->head);
-	if (last & (VRSS_BUCKET_PENDING | VRSS_BUCKET_DELIVERING) ||
-	    vrss_bucket_queue(last) != from) {
-		/* Moved by another CPU meanwhile. */
-	} else if (last & VRSS_BUCKET_PARKED &&
-		   (to == from || (s32)(head - (u32)last) >= 0)) {
-		ret = vrss_park_release(vd, b, from, to, up, false);
-		if (ret == VRSS_TAKEN) {
-			/* @to's lock is taken: the work item tries again. */
-			vrss_park(vd, q, b, skb);
-			queue_work(system_highpri_wq, &vd->park_work);
-		}
-	} else if ((s32)(head - (u32)last) < 0) {
-		/* Not drained: park (the first frame fixes the wait). */
-		if (!(last & VRSS_BUCKET_PARKED)) {
-			atomic64_set(&vd->buckets[b], last | VRSS_BUCKET_PARKED);
-			q->parked_buckets++;
-		}
-		vrss_park(vd, q, b, skb);
-		ret = VRSS_TAKEN;
-	} else {
+	last = vrss_ring_lock_held_state(vd, q, b, &head);
+	if (last == U64_MAX) {
+		ret = U32_MAX;		/* moved by another CPU meanwhile */
+	} else if (!(last & VRSS_BUCKET_PARKED) && vrss_bucket_drained(last, head)) {
 		atomic64_set(&vd->buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
 		vrss_bucket_moved(vd, b, from, to);
 		ret = to;
+	} else {
+		if (!(last & VRSS_BUCKET_PARKED))
+			last = vrss_park_begin(vd, q, b, last, &head);
+		if (to == from || vrss_bucket_drained(last, head))
+			ret = vrss_park_release(vd, b, from, to, up, false);
+		if (ret == VRSS_TAKEN) {
+			vrss_park(vd, q, b, skb);
+			/* @to's lock was taken: the work item tries again. */
+			if (vrss_bucket_drained(last, head))
+				queue_work(system_highpri_wq, &vd->park_work);
+		}
 	}
 	spin_unlock(&q->ring.producer_lock);
 	return ret;
@@ -490,7 +495,8 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	u64 last;
 	u32 to;
 
-	pc->seen++;
+	/* Read by the load work on another CPU. */
+	WRITE_ONCE(pc->seen, pc->seen + 1);
 	/*
 	 * Receive hashing off: the lower's frame, as it came.  A frame for
 	 * another host (a promiscuous lower) goes up inline too, unhashed,
@@ -562,11 +568,12 @@ void vrss_rx_hashing_on(struct vrss_dev *vd)
 }
 
 /*
- * Process context: parked bucket @b goes to @to if its old ring drained
- * (or, @force, whatever the ring holds: a reorder, for a bucket that
- * cannot wait longer).  False while it stays parked.
+ * Process context: bucket @b, on a spread queue or parked leaving one,
+ * goes to @to once that ring has handed the stack its frames (or, @force,
+ * whatever the ring still holds: a reorder, for a bucket that cannot wait
+ * longer).  False while it has to wait.
  */
-static bool vrss_bucket_unpark(struct vrss_dev *vd, unsigned int b, u32 to,
+static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
 			       bool force)
 {
 	u64 last = atomic64_read(&vd->buckets[b]);
@@ -575,10 +582,11 @@ static bool vrss_bucket_unpark(struct vrss_dev *vd, unsigned int b, u32 to,
 	bool done = true;
 	u32 from, head;
 
-	if (!(last & VRSS_BUCKET_PARKED))
+	from = vrss_bucket_queue(last);
+	if (last & (VRSS_BUCKET_PENDING | VRSS_BUCKET_DELIVERING) || !from ||
+	    (!(last & VRSS_BUCKET_PARKED) && from == to))
 		return true;
 	__skb_queue_head_init(&up);
-	from = vrss_bucket_queue(last);
 	q = &vd->queues[from];
 	/*
 	 * BH off from the lock to the end of the hand-up: a softirq on this
@@ -587,14 +595,17 @@ static bool vrss_bucket_unpark(struct vrss_dev *vd, unsigned int b, u32 to,
 	rcu_read_lock();
 	local_bh_disable();
 	spin_lock(&q->ring.producer_lock);
-	last = atomic64_read(&vd->buckets[b]);
-	/* Pairs with the poll's release: frames up to head are in the stack. */
-	head = smp_load_acquire(&q->head);
-	if ((last & VRSS_BUCKET_PARKED) && vrss_bucket_queue(last) == from) {
-		if (force || to == from || (s32)(head - (u32)last) >= 0)
-			vrss_park_release(vd, b, from, to, &up, true);
-		else
-			done = false;
+	last = vrss_ring_lock_held_state(vd, q, b, &head);
+	if (last == U64_MAX) {
+		/* Moved meanwhile. */
+	} else if (!force && to != from && !vrss_bucket_drained(last, head)) {
+		done = false;
+	} else if (last & VRSS_BUCKET_PARKED) {
+		vrss_park_release(vd, b, from, to, &up, true);
+	} else if (to != from) {
+		atomic64_set(&vd->buckets[b],
+			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
+		vrss_bucket_moved(vd, b, from, to);
 	}
 	spin_unlock(&q->ring.producer_lock);
 	if (!skb_queue_empty(&up))
@@ -624,41 +635,57 @@ static void vrss_park_work(struct work_struct *work)
 		steer = rcu_dereference(vd->steer);
 		to = steer ? steer->queue[b] : 0;
 		rcu_read_unlock();
-		vrss_bucket_unpark(vd, b, to, false);
+		vrss_bucket_settle(vd, b, to, false);
 		cond_resched();
 	}
 }
 
-/* Under the old ring's lock: bucket @b back to the primary if drained. */
+/*
+ * From the load work, every interval while receive hashing is on.  A
+ * bucket idle on a spread queue takes the ring's head as its tail once
+ * the ring drained it, so that none falls 2^31 frames behind
+ * (vrss_bucket_refresh()).  A bucket still parked is woken by the work
+ * whether or not a poll did: the backstop.
+ */
+void vrss_rx_tick(struct vrss_dev *vd)
+{
+	bool parked = false;
+	struct vrss_queue *q;
+	unsigned int b;
+	u64 last;
+	u32 head;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		last = atomic64_read(&vd->buckets[b]);
+		if (last & VRSS_BUCKET_PARKED)
+			parked = true;
+		if (last & VRSS_BUCKET_FLAGS || !vrss_bucket_queue(last))
+			continue;
+		q = &vd->queues[vrss_bucket_queue(last)];
+		spin_lock_bh(&q->ring.producer_lock);
+		last = vrss_ring_lock_held_state(vd, q, b, &head);
+		if (last != U64_MAX)
+			atomic64_set(&vd->buckets[b], vrss_bucket_refresh(last, head));
+		spin_unlock_bh(&q->ring.producer_lock);
+	}
+	if (parked)
+		queue_work(system_highpri_wq, &vd->park_work);
+}
+
+/* Bucket @b back to the primary if nothing of it is left elsewhere. */
 static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 {
 	u64 last = atomic64_read(&vd->buckets[b]);
-	struct vrss_queue *q;
-	bool done = false;
-	u32 from, head;
 
 	if (!last)
 		return true;
 	if (last & VRSS_BUCKET_DELIVERING)
 		return false;
-	if (last & VRSS_BUCKET_PARKED)
-		return vrss_bucket_unpark(vd, b, 0, false) && !atomic64_read(&vd->buckets[b]);
 	if (last & VRSS_BUCKET_PENDING) {
 		/* Its frames are still inline: calling the move off is safe. */
 		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0);
 	}
-	from = vrss_bucket_queue(last);
-	q = &vd->queues[from];
-	spin_lock_bh(&q->ring.producer_lock);
-	/* Pairs with the poll's release: frames up to head are in the stack. */
-	head = smp_load_acquire(&q->head);
-	if (atomic64_read(&vd->buckets[b]) == last && (s32)(head - (u32)last) >= 0) {
-		atomic64_set(&vd->buckets[b], 0);
-		vrss_bucket_moved(vd, b, from, 0);
-		done = true;
-	}
-	spin_unlock_bh(&q->ring.producer_lock);
-	return done;
+	return vrss_bucket_settle(vd, b, 0, false) && !atomic64_read(&vd->buckets[b]);
 }
 
 /*
@@ -693,15 +720,25 @@ void vrss_rx_hashing_off(struct vrss_dev *vd)
 	cancel_work_sync(&vd->park_work);
 	/* Frames still parked go up now, whatever their ring still holds. */
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		vrss_bucket_unpark(vd, b, 0, true);
+		vrss_bucket_settle(vd, b, 0, true);
 }
 
 /*
- * The poll published a new head: buckets parked leaving this queue may
- * now move, which a later frame of theirs would do, or else the work.
+ * Every frame taken off @q's ring so far is in the stack: GRO let go of
+ * them, here and now, for the core's flushes do not always (with vrss0's
+ * gro_flush_timeout only old ones, none between busy polls, only old ones
+ * on the budget path at HZ >= 1000).  Then buckets waiting on @q may
+ * leave: the new head is published, and if any bucket parked, the work
+ * wakes them (a later frame of theirs would too, but none may come: the
+ * request of a request/response flow waits for its answer).
  */
-static void vrss_poll_parked(struct vrss_queue *q)
+static void vrss_poll_publish(struct vrss_queue *q)
 {
+	vrss_compat_gro_flush(&q->napi);
+	/* Pairs with the acquire in vrss_ring_lock_held_state(). */
+	smp_store_release(&q->head, q->consumed);
+	/* Head before parked_buckets; pairs with vrss_park_begin()'s. */
+	smp_mb();
 	if (READ_ONCE(q->parked_buckets))
 		queue_work(system_highpri_wq, &q->vd->park_work);
 }
@@ -712,18 +749,6 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	unsigned int bytes = 0, delivered = 0;
 	struct sk_buff *skb;
 	int done = 0;
-	u32 consumed;
-
-	/*
-	 * The last poll used its whole budget, after which the core flushed
-	 * GRO: every frame taken off the ring until then is in the stack.
-	 */
-	if (q->flush_pending) {
-		/* Pairs with the acquire in vrss_bucket_leave_ring(). */
-		smp_store_release(&q->head, q->consumed);
-		q->flush_pending = false;
-		vrss_poll_parked(q);
-	}
 
 	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
 		done++;
@@ -748,21 +773,13 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	u64_stats_add(&q->bytes, bytes);
 	u64_stats_update_end(&q->syncp);
 	WRITE_ONCE(q->last_cpu, smp_processor_id());
-	q->consumed += done;
-
-	if (done == budget) {
-		q->flush_pending = true;
-		return done;
+	if (done) {
+		q->consumed += done;
+		vrss_poll_publish(q);
 	}
-	/* Once SCHED is clear another CPU may poll: read ours first. */
-	consumed = q->consumed;
+	if (done == budget)
+		return done;
 	if (napi_complete_done(napi, done)) {
-		/*
-		 * GRO is flushed: buckets waiting on this queue may move.
-		 * Release pairs with the acquire in vrss_bucket_leave_ring().
-		 */
-		smp_store_release(&q->head, consumed);
-		vrss_poll_parked(q);
 		/* A producer may have added a frame after our last look. */
 		smp_mb();
 		if (!__ptr_ring_empty(&q->ring))
@@ -929,6 +946,8 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 		err = -ENOMEM;
 		goto err_queues;
 	}
+	for_each_possible_cpu(i)
+		u64_stats_init(&per_cpu_ptr(vd->pcpu, i)->syncp);
 	vd->queues[0].last_cpu = -1;
 	vd->queues[0].cpu = -1;
 	for (i = 0; i < VRSS_INDIR_SIZE; i++)
@@ -984,10 +1003,12 @@ void vrss_queues_free(struct vrss_dev *vd)
 	for (i = 0; i < VRSS_INDIR_SIZE; i++)
 		while ((skb = __skb_dequeue(&vd->park[i])))
 			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
-	for (i = 1; i < vd->dev->num_rx_queues; i++) {
-		netif_napi_del(&vd->queues[i].napi);
+	/* One grace period for all the NAPI contexts, as veth does. */
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		__netif_napi_del(&vd->queues[i].napi);
+	synchronize_net();
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
-	}
 	free_percpu(vd->pcpu);
 	vd->pcpu = NULL;
 	kfree(vd->queues);
@@ -1013,7 +1034,6 @@ int vrss_queues_resize(struct vrss_dev *vd, unsigned int size)
 			q->consumed++;
 		}
 		q->head = q->consumed;
-		q->flush_pending = false;
 		err = ptr_ring_resize(&q->ring, size, GFP_KERNEL, vrss_skb_free);
 		if (err)
 			return err;
@@ -1042,24 +1062,23 @@ void vrss_queues_open(struct vrss_dev *vd)
 /*
  * The device is no longer running, so the rx_handler no longer enqueues
  * once the RCU readers that saw it running are gone (one grace period for
- * all queues).  Then no csd may still be in flight before the NAPI
- * contexts are disabled: a csd handler must not run against a queue that
- * is being freed.
+ * all queues).  Then nothing may kick a queue: first no poll runs (a poll
+ * queues the park work), then no park work (it kicks the queues parked
+ * frames go to); last, the kicks already sent are waited for, whose
+ * handler must not run against a queue that is being freed.
  */
 void vrss_queues_stop(struct vrss_dev *vd)
 {
 	unsigned int i;
 
 	synchronize_net();
-	for (i = 1; i < vd->dev->num_rx_queues; i++) {
-		struct vrss_queue *q = &vd->queues[i];
-
-		while (test_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
-			cond_resched();
-		napi_disable(&q->napi);
-	}
-	/* No poll schedules it now; parked frames wait for the next open. */
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		napi_disable(&vd->queues[i].napi);
+	/* Parked frames wait for the next open. */
 	cancel_work_sync(&vd->park_work);
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		while (test_bit_acquire(VRSS_QUEUE_KICK_PENDING, &vd->queues[i].state))
+			cond_resched();
 }
 
 /*

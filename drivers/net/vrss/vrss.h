@@ -14,6 +14,7 @@
 #include <linux/u64_stats_sync.h>
 
 #include <vrss/indir.h>
+#include <vrss/move.h>
 #include <vrss/parse.h>
 #include <vrss/policy.h>
 #include <vrss/rebalance.h>
@@ -51,13 +52,13 @@ struct vrss_queue {
 	/*
 	 * Ring positions for in-order bucket moves (RFS's rule): a bucket
 	 * leaves this queue only once head has passed the tail its last
-	 * frame got.  tail counts frames put on the ring (under its producer
-	 * lock), head those the poll handed to the stack and GRO let go of.
+	 * frame got (include/vrss/move.h).  tail counts frames put on the
+	 * ring (under its producer lock), head those the poll handed to the
+	 * stack and GRO let go of.
 	 */
 	u32 tail;
 	u32 head;
 	u32 consumed;		/* poll only: frames taken off the ring */
-	bool flush_pending;	/* poll only: the core flushes GRO after it */
 	/* Under the producer lock: buckets leaving, frames they parked. */
 	u32 parked_buckets;
 	u32 parked_frames;
@@ -203,6 +204,7 @@ void vrss_queues_free(struct vrss_dev *vd);
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
 void vrss_rx_hashing_on(struct vrss_dev *vd);
 void vrss_rx_hashing_off(struct vrss_dev *vd);
+void vrss_rx_tick(struct vrss_dev *vd);
 void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 			   u64 *bytes);
 u64 vrss_rx_nohash(struct vrss_dev *vd);

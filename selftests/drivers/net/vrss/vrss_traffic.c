@@ -23,11 +23,25 @@
  *	FLOWS may also be a list of source ports, P1,P2,...: flow P-20000
  *	each, so that several senders can feed one seqrecv.  With STOPFILE:
  *	also stops once it exists, and prints "sent N".
- *   vrss_traffic seqrecv ADDR FLOWS COUNT
+ *   vrss_traffic seqrecv ADDR FLOWS COUNT [MODE]
  *	Receives that on ADDR port 7000 until COUNT arrived or the senders
  *	are quiet for 2 s (60 s before the first); prints "ready" once bound,
  *	then "received R reordered O foreign F": O the datagrams that came
  *	after a later one of their flow, F those too short to be seqsend's.
+ *	MODE gro: the socket asks for UDP GRO (the stack then holds its
+ *	datagrams in GRO, merged, until a flush; a line "merged M" says how
+ *	many reads got more than one datagram); busy=PEER: UDP GRO too, on
+ *	a socket per flow connected to PEER port 20000+f, each of which
+ *	busy-polls the NAPI context its datagrams last came from
+ *	(SO_BUSY_POLL, 100 us).
+ *   vrss_traffic echo ADDR
+ *	Sends every datagram to ADDR port 7000 back to its sender, until
+ *	killed; prints "ready" once bound.
+ *   vrss_traffic rr DST FLOWS COUNT
+ *	COUNT transactions with echo at DST, round robin over FLOWS flows
+ *	(source port 20000+f): a 4-byte request, then its answer awaited
+ *	for up to a second.  Prints "transactions N lost L slow S max_ms M":
+ *	L unanswered, S answered after over 200 ms, M the slowest answer.
  *   vrss_traffic raw IFACE DSTMAC ETHERTYPE LEN COUNT
  *	COUNT Ethernet frames to DSTMAC of type ETHERTYPE (hex) with LEN zero
  *	bytes of payload, through a packet socket on IFACE.
@@ -53,6 +67,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <sys/uio.h>
 #include <poll.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -67,6 +82,12 @@
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT	103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL	46
 #endif
 
 #define SPORT		20000
@@ -85,7 +106,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|flip|raw|frame ARGS (see the source)\n",
+	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|flip|raw|frame ARGS (see the source)\n",
 	      stderr);
 	exit(1);
 }
@@ -337,60 +358,229 @@ static int cmd_seqsend(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_seqrecv(int argc, char **argv)
+/*
+ * Receives one datagram, or with UDP GRO one merged run of them, into
+ * @buf; the size of each in @seg (the whole length without GRO).
+ */
+static ssize_t recv_run(int fd, char *buf, size_t size, size_t *seg)
 {
-	static int64_t last[MAX_FLOWS];
-	long count, received = 0, reordered = 0, foreign = 0;
-	struct sockaddr_storage ss;
-	int rcvbuf = 64 << 20;
-	int timeout = 60000;
-	struct seq s;
-	socklen_t len;
-	int fd, flows, f;
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *c;
 	ssize_t n;
 
-	if (argc != 3)
-		usage();
-	flows = num(argv[1], 1, MAX_FLOWS);
-	count = num(argv[2], 0, 1000000000);
-	len = sockaddr(argv[0], DPORT, &ss);
-	fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	n = recvmsg(fd, &msg, MSG_DONTWAIT);
+	if (n <= 0)
+		return n;
+	*seg = n;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int gso;
+
+			memcpy(&gso, CMSG_DATA(c), sizeof(gso));
+			if (gso > 0)
+				*seg = gso;
+		}
+	return n;
+}
+
+/*
+ * seqrecv's socket on @ss, in mode @mode; connected to @peer port @sport
+ * if @peer (a socket per flow, which the stack tells the NAPI context of
+ * every datagram it receives, not only of the first).
+ */
+static int seq_socket(const struct sockaddr_storage *ss, socklen_t len,
+		      const char *mode, const char *peer, int sport)
+{
+	int rcvbuf = 64 << 20, on = 1, usecs = 100;
+	struct sockaddr_storage to;
+	int fd;
+
+	fd = socket(ss->ss_family, SOCK_DGRAM, 0);
 	if (fd < 0)
 		die("socket");
 	/* Up to net.core.rmem_max: the tests raise it. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
 		die("SO_RCVBUF");
-	if (bind(fd, (struct sockaddr *)&ss, len))
+	if (strcmp(mode, "plain") && setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)))
+		die("UDP_GRO");
+	if (peer) {
+		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)))
+			die("SO_BUSY_POLL");
+		if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)))
+			die("SO_REUSEADDR");
+	}
+	if (bind(fd, (const struct sockaddr *)ss, len))
 		die("bind");
+	if (peer && connect(fd, (struct sockaddr *)&to, sockaddr(peer, sport, &to)))
+		die("connect");
+	return fd;
+}
+
+static int cmd_seqrecv(int argc, char **argv)
+{
+	static struct pollfd p[MAX_FLOWS];
+	static int64_t last[MAX_FLOWS];
+	static char buf[1 << 16];
+	long count, received = 0, reordered = 0, foreign = 0, merged = 0;
+	const char *mode = "plain", *peer = NULL;
+	struct sockaddr_storage ss;
+	int timeout = 60000;
+	int nfd = 1, flows, f, i;
+	struct seq s;
+	socklen_t len;
+	size_t seg, off;
+	ssize_t n;
+
+	if (argc != 3 && argc != 4)
+		usage();
+	flows = num(argv[1], 1, MAX_FLOWS);
+	count = num(argv[2], 0, 1000000000);
+	len = sockaddr(argv[0], DPORT, &ss);
+	if (argc == 4) {
+		mode = argv[3];
+		if (!strncmp(mode, "busy=", 5)) {
+			peer = mode + 5;
+			nfd = flows;
+		} else if (strcmp(mode, "gro") && strcmp(mode, "plain")) {
+			usage();
+		}
+	}
+	for (i = 0; i < nfd; i++) {
+		p[i].fd = seq_socket(&ss, len, mode, peer, SPORT + i);
+		p[i].events = POLLIN;
+	}
 	for (f = 0; f < flows; f++)
 		last[f] = -1;
 	printf("ready\n");
 	fflush(stdout);
 	while (received < count) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, timeout) <= 0)
+		if (poll(p, nfd, timeout) <= 0)
 			break;
-		n = recv(fd, &s, sizeof(s), MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
+		for (i = 0; i < nfd; i++) {
+			if (!(p[i].revents & POLLIN))
 				continue;
-			die("recv");
+			n = recv_run(p[i].fd, buf, sizeof(buf), &seg);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					continue;
+				die("recv");
+			}
+			merged += (size_t)n > seg;
+			for (off = 0; off < (size_t)n; off += seg) {
+				size_t k = (size_t)n - off < seg ? (size_t)n - off : seg;
+
+				memcpy(&s, buf + off, k < sizeof(s) ? k : sizeof(s));
+				f = ntohl(s.flow);
+				if (k != sizeof(s) || f >= flows) {
+					/* Not ours (another sender to the port): the caller sees it. */
+					foreign++;
+					continue;
+				}
+				timeout = 2000;
+				received++;
+				if ((int64_t)ntohl(s.seq) < last[f])
+					reordered++;
+				else
+					last[f] = ntohl(s.seq);
+			}
 		}
-		f = ntohl(s.flow);
-		if (n != sizeof(s) || f >= flows) {
-			/* Not ours (another sender to the port): the caller sees it. */
-			foreign++;
-			continue;
-		}
-		timeout = 2000;
-		received++;
-		if ((int64_t)ntohl(s.seq) < last[f])
-			reordered++;
-		else
-			last[f] = ntohl(s.seq);
 	}
-	printf("received %ld reordered %ld foreign %ld\n", received, reordered, foreign);
+	printf("received %ld reordered %ld foreign %ld\nmerged %ld\n", received, reordered,
+	       foreign, merged);
+	return 0;
+}
+
+static int cmd_echo(int argc, char **argv)
+{
+	struct sockaddr_storage ss, from;
+	char buf[2048];
+	socklen_t len;
+	ssize_t n;
+	int fd;
+
+	if (argc != 1)
+		usage();
+	len = sockaddr(argv[0], DPORT, &ss);
+	fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0)
+		die("socket");
+	if (bind(fd, (struct sockaddr *)&ss, len))
+		die("bind");
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		len = sizeof(from);
+		n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("recvfrom");
+		}
+		/* A full socket buffer at the client: its loss, counted there. */
+		sendto(fd, buf, n, 0, (struct sockaddr *)&from, len);
+	}
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmd_rr(int argc, char **argv)
+{
+	static int fd[MAX_FLOWS];
+	long count, i, lost = 0, slow = 0;
+	struct sockaddr_storage to;
+	double max = 0, t0, ms;
+	uint32_t req, ans;
+	int flows, f, left;
+	socklen_t len;
+
+	if (argc != 3)
+		usage();
+	flows = num(argv[1], 1, MAX_FLOWS);
+	count = num(argv[2], 1, 1000000000);
+	len = sockaddr(argv[0], DPORT, &to);
+	for (f = 0; f < flows; f++) {
+		fd[f] = udp_socket(argv[0], SPORT + f);
+		if (connect(fd[f], (struct sockaddr *)&to, len))
+			die("connect");
+	}
+	for (i = 0; i < count; i++) {
+		f = i % flows;
+		req = htonl(i);
+		t0 = now_ms();
+		if (send(fd[f], &req, sizeof(req), 0) < 0)
+			die("send");
+		/* Until its own answer (a late one of an earlier request is skipped). */
+		for (;;) {
+			struct pollfd p = { .fd = fd[f], .events = POLLIN };
+
+			left = 1000 - (int)(now_ms() - t0);
+			if (left <= 0 || poll(&p, 1, left) <= 0) {
+				lost++;
+				break;
+			}
+			if (recv(fd[f], &ans, sizeof(ans), MSG_DONTWAIT) != sizeof(ans) ||
+			    ans != req)
+				continue;
+			ms = now_ms() - t0;
+			if (ms > max)
+				max = ms;
+			slow += ms > 200;
+			break;
+		}
+	}
+	printf("transactions %ld lost %ld slow %ld max_ms %.1f\n", count, lost, slow, max);
 	return 0;
 }
 
@@ -554,7 +744,8 @@ int main(int argc, char **argv)
 		int (*fn)(int argc, char **argv);
 	} cmds[] = {
 		{ "send", cmd_send }, { "flood", cmd_flood }, { "pace", cmd_pace },
-		{ "seqsend", cmd_seqsend }, { "seqrecv", cmd_seqrecv }, { "flip", cmd_flip },
+		{ "seqsend", cmd_seqsend }, { "seqrecv", cmd_seqrecv }, { "echo", cmd_echo },
+		{ "rr", cmd_rr }, { "flip", cmd_flip },
 		{ "raw", cmd_raw }, { "frame", cmd_frame },
 	};
 	size_t i;
