@@ -114,6 +114,7 @@ static int vrss_rxfh_set(struct net_device *dev, const u32 *indir,
 			 struct netlink_ext_ack *extack)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
+	bool rehash;
 	int err;
 
 	if (hfunc != ETH_RSS_HASH_NO_CHANGE && hfunc != ETH_RSS_HASH_TOP) {
@@ -126,7 +127,17 @@ static int vrss_rxfh_set(struct net_device *dev, const u32 *indir,
 	}
 	if (!indir && !key)
 		return 0;
+	/* A new key re-maps the flows: their buckets drain first. */
+	rehash = key && (dev->features & NETIF_F_RXHASH) &&
+		 memcmp(key, rtnl_dereference(vd->rss)->key, VRSS_RSS_KEY_SIZE);
+	if (rehash) {
+		err = vrss_rxhash_pause(vd);
+		if (err)
+			return err;
+	}
 	err = vrss_rss_update(vd, indir, key);
+	if (rehash)
+		vrss_rxhash_resume(vd);
 	if (!err)
 		vrss_load_reconfig(vd);
 	return err;
@@ -200,18 +211,30 @@ static int vrss_get_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc,
 static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
-	int flow;
+	unsigned int ports;
+	bool rehash;
+	int flow, err;
 
 	if (nfc->cmd != ETHTOOL_SRXFH)
 		return -EOPNOTSUPP;
 	flow = vrss_flow_of(nfc->flow_type);
 	if (flow < 0 || (nfc->data != VRSS_RXH_SD && nfc->data != VRSS_RXH_SDFN))
 		return -EINVAL;
-	/* Under RTNL: the one writer; the receive path reads it once a frame. */
 	if (nfc->data == VRSS_RXH_SDFN)
-		WRITE_ONCE(vd->hash_ports, vd->hash_ports | BIT(flow));
+		ports = vd->hash_ports | BIT(flow);
 	else
-		WRITE_ONCE(vd->hash_ports, vd->hash_ports & ~BIT(flow));
+		ports = vd->hash_ports & ~BIT(flow);
+	/* Other fields re-map the flows: their buckets drain first. */
+	rehash = ports != vd->hash_ports && (dev->features & NETIF_F_RXHASH);
+	if (rehash) {
+		err = vrss_rxhash_pause(vd);
+		if (err)
+			return err;
+	}
+	/* Under RTNL: the one writer; the receive path reads it once a frame. */
+	WRITE_ONCE(vd->hash_ports, ports);
+	if (rehash)
+		vrss_rxhash_resume(vd);
 	return 0;
 }
 

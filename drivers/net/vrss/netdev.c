@@ -142,24 +142,23 @@ static int vrss_stop(struct net_device *dev)
 	return 0;
 }
 
-/* rxhash is the vRSS switch: load sampling runs only while it is on. */
-static int vrss_set_features(struct net_device *dev,
-			     netdev_features_t features)
+/*
+ * Under RTNL: receive hashing stops, every bucket back on the primary in
+ * order, for rxhash off, or until vrss_rxhash_resume() when what maps
+ * flows to buckets changes (a key, the hashed fields): a flow whose frames
+ * wait on a ring must not overtake them from another bucket.  Either way
+ * through SINGLE: the buckets come back to the primary in order before
+ * hashing stops, and none leaves it before every CPU hashes and marks.
+ * An error (the table in effect could not shrink) changes nothing.
+ */
+int vrss_rxhash_pause(struct vrss_dev *vd)
 {
-	struct vrss_dev *vd = netdev_priv(dev);
+	struct net_device *dev = vd->dev;
 	int err;
 
-	if (!((dev->features ^ features) & NETIF_F_RXHASH))
-		return 0;
-	/*
-	 * Either way through SINGLE, so that no flow is reordered: the
-	 * buckets come back to the primary in order before hashing stops,
-	 * and none leaves it before every CPU hashes and marks.
-	 */
 	vrss_load_stop(vd);
 	err = vrss_rss_single(vd);
 	if (err) {
-		/* The core keeps the old features: so does vrss. */
 		if ((dev->features & NETIF_F_RXHASH) && netif_running(dev))
 			vrss_load_start(vd);
 		return err;
@@ -169,13 +168,33 @@ static int vrss_set_features(struct net_device *dev,
 	 * ring after the drain below found its bucket home.
 	 */
 	synchronize_net();
-	if (features & NETIF_F_RXHASH) {
-		vrss_rx_hashing_on(vd);
-		if (netif_running(dev))
-			vrss_load_start(vd);
-	} else {
-		vrss_rx_hashing_off(vd);
-	}
+	vrss_rx_hashing_off(vd);
+	return 0;
+}
+
+/* Under RTNL: receive hashing (re)starts, from SINGLE. */
+void vrss_rxhash_resume(struct vrss_dev *vd)
+{
+	vrss_rx_hashing_on(vd);
+	if (netif_running(vd->dev))
+		vrss_load_start(vd);
+}
+
+/* rxhash is the vRSS switch: load sampling runs only while it is on. */
+static int vrss_set_features(struct net_device *dev,
+			     netdev_features_t features)
+{
+	struct vrss_dev *vd = netdev_priv(dev);
+	int err;
+
+	if (!((dev->features ^ features) & NETIF_F_RXHASH))
+		return 0;
+	/* The core keeps the old features on an error: so does vrss. */
+	err = vrss_rxhash_pause(vd);
+	if (err)
+		return err;
+	if (features & NETIF_F_RXHASH)
+		vrss_rxhash_resume(vd);
 	return 0;
 }
 

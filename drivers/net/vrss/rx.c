@@ -32,8 +32,10 @@
  *    the ring held when the move began.  Once the ring has passed that
  *    point the parked frames go first to the new queue (onto its ring, or
  *    up inline before the frame at hand), then the bucket moves; if no
- *    frame comes to do it, a work item the old queue's poll schedules
- *    when its head moves does (vrss_park_work()).
+ *    frame comes to do it, a work item does (vrss_park_work()), which the
+ *    old queue's poll queues when its head moves and the load work every
+ *    interval while a bucket is parked.  The head moves only once GRO
+ *    let go of the frames (vrss_poll_publish()).
  *  - leaving the inline path: a frame handed up inline may still sit in
  *    the stack's list-receive batch of the CPU that received it until
  *    that CPU's NAPI poll returns.  Each CPU marks, per bucket, its NET_RX
@@ -779,12 +781,17 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	}
 	if (done == budget)
 		return done;
-	if (napi_complete_done(napi, done)) {
-		/* A producer may have added a frame after our last look. */
-		smp_mb();
-		if (!__ptr_ring_empty(&q->ring))
-			napi_schedule(napi);
-	}
+	/*
+	 * Even when it asks to wait for the timer (napi_defer_hard_irqs),
+	 * the core cleared SCHED: a producer that saw it set sent no kick,
+	 * and its frame must not wait for gro_flush_timeout.  Busy polling
+	 * keeps SCHED, and calls again.
+	 */
+	napi_complete_done(napi, done);
+	/* A producer may have added a frame after our last look. */
+	smp_mb();
+	if (!__ptr_ring_empty(&q->ring))
+		napi_schedule(napi);
 	return done;
 }
 

@@ -195,6 +195,8 @@ struct vrss_dev {
 /* netdev.c */
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
+int vrss_rxhash_pause(struct vrss_dev *vd);
+void vrss_rxhash_resume(struct vrss_dev *vd);
 
 /* rx.c */
 int vrss_rx_init(void);

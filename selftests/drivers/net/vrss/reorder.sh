@@ -8,8 +8,9 @@
 # when their buckets move, while the width is forced up
 # and down hundreds of times (threshold flipped between 0 and 100 every
 # few ms, interval_ms 10), the queue count changes with ethtool -L and
-# rxhash goes off and on (frames must not overtake those on the rings).  The
-# receiver counts datagrams that arrive after a later one of their flow:
+# rxhash goes off and on (frames must not overtake those on the rings),
+# and so do the key and the fields hashed (ethtool -X hkey, -N
+# rx-flow-hash: they re-map flows).  The receiver counts datagrams that arrive after a later one of their flow:
 # there must be none, and received + counted drops = sent.  The moves and
 # the frames held back for order are counted too, so the test shows the
 # rule was at work.
@@ -34,7 +35,7 @@ nq=$(nproc)
 COUNT=${VRSS_REORDER_COUNT:-96000}
 FLOWS=16
 
-ktap_plan 16
+ktap_plan 20
 
 tmp=$(mktemp -d)
 flipper=
@@ -84,7 +85,7 @@ transfer() {
 	taskset -c $last "$VRSS_TRAFFIC" seqrecv $VRSS_IP $FLOWS $COUNT "$mode" > "$tmp/recv" &
 	receiver=$!
 	vrss_wait_ready "$tmp/recv"
-	taskset -c $last "$VRSS_TRAFFIC" flip vrss0 "$nq" "$tmp/stop" > "$tmp/flip" &
+	taskset -c $last "$VRSS_TRAFFIC" "${flip[@]}" > "$tmp/flip" &
 	flipper=$!
 	# The sender starts once the flipper flips (else the transfer may be
 	# over before the first width change).
@@ -106,9 +107,14 @@ transfer() {
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
 	read -r _ flips _ channels _ toggles < <(grep '^flips' "$tmp/flip")
+	read -r _ rehash < <(grep '^rehash' "$tmp/flip")
 	# A reorder in any transfer counts: a second one never hides it.
 	reordered_all=$((reordered_all + ${reordered:-1} + ${foreign:-1}))
 }
+# The flipper also changes the key (to this one and back) and the fields
+# udp4 hashes (addresses only and back), which re-map every flow.
+OTHER_KEY=$(tr ':' '\n' <<< "$VRSS_MS_KEY" | tac | paste -sd:)
+flip=(flip vrss0 "$nq" "$tmp/stop" $VRSS_MS_KEY $OTHER_KEY)
 reordered_all=0
 transfer
 # A transfer in which no bucket moved, or none waited for order, did not
@@ -123,11 +129,13 @@ if [ "$moves" = 0 ] || [ "$held" = 0 ]; then
 fi
 echo "# sent $COUNT on $FLOWS flows in $sent_ms ms; received $received, reordered $reordered," \
      "counted drops $drops"
-echo "# threshold flips $flips, width changes $widths, ethtool -L $channels times, rxhash off/on $toggles, bucket moves $moves," \
+echo "# threshold flips $flips, width changes $widths, ethtool -L $channels times, rxhash off/on $toggles," \
+     "key and field changes $rehash, bucket moves $moves," \
      "frames held back for order $held"
 
 ktap_check "the width changed over a hundred times during the transfer" test "$widths" -ge 100
 ktap_check "... and the queue count too (ethtool -L)" test "$channels" -ge 5
+ktap_check "... and the key and the hashed fields (ethtool -X hkey, -N)" test "${rehash:-0}" -ge 4
 ktap_check "buckets moved, and frames were held back for order" \
 	test "$moves" -gt 0 -a "$held" -gt 0
 ktap_check "no flow reordered (in any transfer)" test "$reordered_all" = 0
@@ -178,6 +186,14 @@ transfer_in "busy=$VRSS_PEER_IP" "busy polling (SO_BUSY_POLL 100 us, net.core.bu
 # seen).  The protocol does not count on it either way: every poll that
 # took frames flushes GRO before it publishes its head.
 sysctl -qw net.core.busy_poll=0
+
+# Key and field changes alone, spread at full width all along: each one
+# re-maps the flows while the rings hold their frames.
+vrss_sys_set threshold 0
+flip=(rekey vrss0 "$tmp/stop" $VRSS_MS_KEY $OTHER_KEY)
+transfer_in plain "key and field changes while spread (ethtool -X hkey, -N rx-flow-hash)"
+ktap_check "... and the key and the fields changed ($rehash times)" test "${rehash:-0}" -ge 8
+vrss_sys_set threshold 80
 
 # rr_across WHAT: request/response flows while the width flips.
 RR=${VRSS_REORDER_RR:-3000}

@@ -49,12 +49,19 @@
  *	COUNT copies of the Ethernet frame in FILE (vrss_udp.py malformed
  *	writes them), through a packet socket on IFACE; sends the device
  *	refuses (ENOBUFS: over its peer's MTU) are the caller's to count.
- *   vrss_traffic flip DEV QUEUES STOPFILE
+ *   vrss_traffic flip DEV QUEUES STOPFILE [KEY OTHERKEY]
  *	Until STOPFILE exists: DEV's threshold alternately 0 and 100 every
  *	millisecond, and every 50 flips `ethtool -L DEV rx QUEUES-1` for 6
  *	flips and rxhash off for 6 flips; then threshold 80, QUEUES queues,
  *	rxhash on.  Prints "ready" after the first flip, and at the end
- *	"flips N channels N rxhash N".
+ *	"flips N channels N rxhash N".  With KEY and OTHERKEY (ethtool -X
+ *	hkey's form), every 50 flips also OTHERKEY for 6 flips, then KEY,
+ *	and udp4 hashed on addresses only for 6 flips; then a line "rehash
+ *	N", the key and field changes.
+ *   vrss_traffic rekey DEV STOPFILE KEY OTHERKEY
+ *	Until STOPFILE exists, every 2 ms the next of: OTHERKEY, udp4
+ *	hashed on addresses only, KEY, udp4 on ports too.  Prints "ready"
+ *	after the first, and at the end "rehash N".
  *
  * Exit status 0, or 1 with a message on stderr.
  */
@@ -106,7 +113,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|flip|raw|frame ARGS (see the source)\n",
+	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|flip|rekey|raw|frame ARGS (see the source)\n",
 	      stderr);
 	exit(1);
 }
@@ -682,12 +689,16 @@ static void ethtool(char *const args[])
 static int cmd_flip(int argc, char **argv)
 {
 	char path[256], less[24], all[24];
-	long flips = 0, changes = 0, toggles = 0;
-	char *dev;
+	long flips = 0, changes = 0, toggles = 0, rehash = 0;
+	char *dev, *key = NULL, *other = NULL;
 	int fd;
 
-	if (argc != 3)
+	if (argc != 3 && argc != 5)
 		usage();
+	if (argc == 5) {
+		key = argv[3];
+		other = argv[4];
+	}
 	dev = argv[0];
 	snprintf(less, sizeof(less), "%d", (int)num(argv[1], 2, 4096) - 1);
 	snprintf(all, sizeof(all), "%s", argv[1]);
@@ -695,6 +706,10 @@ static int cmd_flip(int argc, char **argv)
 	char *const chan_all[] = { "ethtool", "-L", dev, "rx", all, NULL };
 	char *const hash_off[] = { "ethtool", "-K", dev, "rxhash", "off", NULL };
 	char *const hash_on[] = { "ethtool", "-K", dev, "rxhash", "on", NULL };
+	char *const key_other[] = { "ethtool", "-X", dev, "hkey", other, NULL };
+	char *const key_back[] = { "ethtool", "-X", dev, "hkey", key, NULL };
+	char *const fields_sd[] = { "ethtool", "-N", dev, "rx-flow-hash", "udp4", "sd", NULL };
+	char *const fields_sdfn[] = { "ethtool", "-N", dev, "rx-flow-hash", "udp4", "sdfn", NULL };
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/vrss/threshold", dev);
 	fd = open(path, O_WRONLY);
@@ -726,6 +741,16 @@ static int cmd_flip(int argc, char **argv)
 			ethtool(hash_on);
 			toggles++;
 			break;
+		case 12:
+		case 18:
+		case 37:
+		case 43:
+			if (!key)
+				break;
+			ethtool(flips % 50 == 12 ? key_other : flips % 50 == 18 ? key_back :
+				flips % 50 == 37 ? fields_sd : fields_sdfn);
+			rehash++;
+			break;
 		}
 	}
 	if (pwrite(fd, "80\n", 3, 0) < 0)
@@ -733,7 +758,37 @@ static int cmd_flip(int argc, char **argv)
 	close(fd);
 	ethtool(chan_all);
 	ethtool(hash_on);
-	printf("flips %ld channels %ld rxhash %ld\n", flips, changes, toggles);
+	if (key) {
+		ethtool(key_back);
+		ethtool(fields_sdfn);
+	}
+	printf("flips %ld channels %ld rxhash %ld\nrehash %ld\n", flips, changes, toggles,
+	       rehash);
+	return 0;
+}
+
+static int cmd_rekey(int argc, char **argv)
+{
+	long rehash = 0;
+
+	if (argc != 4)
+		usage();
+	char *const steps[][7] = {
+		{ "ethtool", "-X", argv[0], "hkey", argv[3], NULL },
+		{ "ethtool", "-N", argv[0], "rx-flow-hash", "udp4", "sd", NULL },
+		{ "ethtool", "-X", argv[0], "hkey", argv[2], NULL },
+		{ "ethtool", "-N", argv[0], "rx-flow-hash", "udp4", "sdfn", NULL },
+	};
+
+	while (access(argv[1], F_OK) || rehash % 4) {
+		ethtool(steps[rehash % 4]);
+		if (!rehash++) {
+			printf("ready\n");
+			fflush(stdout);
+		}
+		pause_for(0.002);
+	}
+	printf("rehash %ld\n", rehash);
 	return 0;
 }
 
@@ -745,7 +800,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "send", cmd_send }, { "flood", cmd_flood }, { "pace", cmd_pace },
 		{ "seqsend", cmd_seqsend }, { "seqrecv", cmd_seqrecv }, { "echo", cmd_echo },
-		{ "rr", cmd_rr }, { "flip", cmd_flip },
+		{ "rr", cmd_rr }, { "flip", cmd_flip }, { "rekey", cmd_rekey },
 		{ "raw", cmd_raw }, { "frame", cmd_frame },
 	};
 	size_t i;
