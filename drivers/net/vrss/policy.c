@@ -331,6 +331,8 @@ static void vrss_load_work(struct work_struct *work)
 		vrss_load_rebalance(vd);
 	else
 		vrss_load_apply(vd, width);
+	/* The buckets' loads are counted while rebalancing can use them. */
+	WRITE_ONCE(vd->count_buckets, vd->width > 1 && vd->knobs[VRSS_KNOB_REBALANCE]);
 	vrss_load_queue(vd);
 out:
 	mutex_unlock(&vd->steer_lock);

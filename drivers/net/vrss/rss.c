@@ -63,6 +63,7 @@ static int vrss_rss_rebuild(struct vrss_dev *vd)
 	kfree_rcu(old, rcu);
 	/* Whatever was rebalanced is gone: policy.c starts over. */
 	vd->steer_gen++;
+	vrss_rx_steer_changed(vd);
 	return 0;
 }
 
@@ -202,6 +203,7 @@ int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue)
 	memcpy(steer->queue, queue, sizeof(steer->queue));
 	rcu_assign_pointer(vd->steer, steer);
 	kfree_rcu(old, rcu);
+	vrss_rx_steer_changed(vd);
 	return 0;
 }
 

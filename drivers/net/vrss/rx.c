@@ -37,19 +37,19 @@
  *    interval while a bucket is parked.  The head moves only once GRO
  *    let go of the frames (vrss_poll_publish()).
  *  - leaving the inline path: a frame handed up inline may still sit in
- *    the stack's list-receive batch of the CPU that received it until
- *    that CPU's NAPI poll returns.  Each CPU marks, per bucket, its NET_RX
- *    softirq count when it hands a frame of the bucket up inline, then
- *    reads the bucket's state (a full barrier in between).  A move is
- *    first claimed (the state goes pending, frames stay inline), then the
- *    marks are read: it completes once no CPU is still in the softirq of
- *    its mark.  Either the claim is seen by a CPU about to go inline, or
- *    that CPU's mark is seen by the claim.
+ *    the stack's receive batch of the CPU that received it, but only
+ *    inside the RCU read-side section the receive path runs the
+ *    rx_handler in.  So the CPU that changes the table pays, not the
+ *    frames: it claims each bucket leaving the primary (PENDING: frames
+ *    that see it park), waits for a grace period, after which no frame
+ *    that went inline before the claim is still in the stack, and then
+ *    puts the parked frames on the bucket's ring ahead of any later one
+ *    (vrss_rx_steer_changed()).  A frame of a bucket on the primary reads
+ *    the bucket's state and goes up: no barrier, no write.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
-#include <linux/kernel_stat.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -60,20 +60,8 @@
 
 static enum cpuhp_state vrss_cpuhp_state;
 
-/*
- * A CPU whose NET_RX softirq count has not moved since its mark is taken
- * to be done with the frame anyway after this long: it may have gone idle
- * right after (a busy softirq returns well within netdev_budget_usecs).
- */
-#define VRSS_INLINE_HOLD	max(2UL, msecs_to_jiffies(50))
-
 /* vrss_bucket_leave_ring(): the frame was parked (or dropped). */
 #define VRSS_TAKEN		(U32_MAX - 1)
-
-static u32 vrss_softirqs(int cpu)
-{
-	return kstat_softirqs_cpu(NET_RX_SOFTIRQ, cpu);
-}
 
 /* IPI handler, in hardirq context on the queue's CPU. */
 static void vrss_kick_handler(void *info)
@@ -133,29 +121,6 @@ static rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 	u64_stats_update_end(&pc->syncp);
 	pc->last = jiffies;
 	return RX_HANDLER_ANOTHER;
-}
-
-/*
- * Bucket @b's frames went inline; may they leave for a ring?  Every CPU's
- * mark must be from a softirq that is over (or old), this CPU's own mark
- * being @prev, the one from before the current frame.
- */
-static bool vrss_inline_flushed(struct vrss_dev *vd, unsigned int b,
-				const struct vrss_mark *prev)
-{
-	unsigned long now = jiffies;
-	int cpu, self = smp_processor_id();
-
-	for_each_online_cpu(cpu) {
-		const struct vrss_mark *m = cpu == self ? prev :
-			&per_cpu_ptr(vd->pcpu, cpu)->marks[b];
-
-		/* u32 stamps: compare the difference, which wraps cleanly. */
-		if (READ_ONCE(m->softirqs) == vrss_softirqs(cpu) &&
-		    (s32)((u32)now - READ_ONCE(m->stamp)) < (s32)VRSS_INLINE_HOLD)
-			return false;
-	}
-	return true;
 }
 
 /*
@@ -395,61 +360,42 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 }
 
 /*
- * The bucket's frames go inline and the table names spread queue @to:
- * claim the move (pending), then complete it once no CPU may still hold
- * an inline frame of the bucket.  Returns the queue for the current frame.
+ * Bucket @b is leaving the primary for spread queue @to (state @last,
+ * PENDING): the frame waits on the bucket's park list, under @to's
+ * producer lock, until the CPU that claimed the move puts the list on
+ * @to's ring.  False when the state changed meanwhile: decide again.
  */
-static u32 vrss_bucket_leave_inline(struct vrss_dev *vd, unsigned int b,
-				    u64 last, u32 to,
-				    const struct vrss_mark *prev)
+static bool vrss_park_pending(struct vrss_dev *vd, unsigned int b, u64 last,
+			      struct sk_buff *skb)
 {
-	u64 pending = VRSS_BUCKET_PENDING | vrss_bucket_pack(to, 0);
+	struct vrss_queue *t = &vd->queues[vrss_bucket_queue(last)];
+	bool parked = false;
 
-	if (!to) {
-		/* The table names the primary again: the move is off. */
-		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0) ? 0 : U32_MAX;
+	spin_lock(&t->ring.producer_lock);
+	if (atomic64_read(&vd->buckets[b]) == last) {
+		vrss_park(vd, t, b, skb);
+		parked = true;
 	}
-	/* A full barrier when it succeeds: the marks are read after it. */
-	if (!(last & VRSS_BUCKET_PENDING) || vrss_bucket_queue(last) != to) {
-		if (!atomic64_try_cmpxchg(&vd->buckets[b], &last, pending))
-			return U32_MAX;
-		last = pending;
-	}
-	if (!vrss_inline_flushed(vd, b, prev)) {
-		/*
-		 * Held inline: say so in the state (its low bits count these),
-		 * so that a CPU that found the marks flushed before this frame
-		 * went inline cannot complete the move with a stale view.
-		 */
-		if (!atomic64_try_cmpxchg(&vd->buckets[b], &last,
-					  pending | (u32)(last + 1)))
-			return U32_MAX;
-		atomic64_inc(&vd->rx_held);
-		return 0;
-	}
-	if (!atomic64_try_cmpxchg(&vd->buckets[b], &last,
-				  vrss_bucket_pack(to, READ_ONCE(vd->queues[to].tail))))
-		return U32_MAX;
-	vrss_bucket_moved(vd, b, 0, to);
-	return to;
+	spin_unlock(&t->ring.producer_lock);
+	return parked;
 }
 
 /*
- * The slow path of a hashed frame: its bucket is on a ring, moving, or
- * the table names a ring.  Loops only when another CPU moved the bucket
- * under it.
+ * The slow path of a hashed frame: its bucket is not simply on the
+ * primary.  Loops only when another CPU moved the bucket under it.
  */
 static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 					  struct vrss_pcpu *pc,
 					  struct sk_buff *skb, unsigned int b,
-					  u32 to, u64 last,
-					  const struct vrss_mark *prev)
+					  u64 last)
 {
 	struct sk_buff_head up;
-	u32 qi;
+	u32 qi, to;
 
 	__skb_queue_head_init(&up);
 	for (;; last = atomic64_read_acquire(&vd->buckets[b])) {
+		if (!last)
+			return vrss_rx_inline(pc, skb);
 		if (unlikely(last & VRSS_BUCKET_DELIVERING)) {
 			/*
 			 * A frame the stack sent back into the lower while
@@ -462,10 +408,14 @@ static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 			cpu_relax();
 			continue;
 		}
+		if (last & VRSS_BUCKET_PENDING) {
+			if (vrss_park_pending(vd, b, last, skb))
+				break;
+			continue;
+		}
+		to = rcu_dereference(vd->steer)->queue[b];
 		qi = vrss_bucket_queue(last);
-		if (last & VRSS_BUCKET_PENDING || (qi == 0 && to != 0))
-			qi = vrss_bucket_leave_inline(vd, b, last, to, prev);
-		else if (last & VRSS_BUCKET_PARKED || qi != to)
+		if (last & VRSS_BUCKET_PARKED || qi != to)
 			qi = vrss_bucket_leave_ring(vd, b, qi, to, skb, &up);
 		if (qi == U32_MAX)
 			continue;
@@ -479,8 +429,6 @@ static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 		if (vrss_rx_enqueue_bucket(vd, b, qi, skb))
 			break;
 	}
-	/* Not inline after all: this CPU holds no frame of the bucket. */
-	pc->marks[b] = *prev;
 	return RX_HANDLER_CONSUMED;
 }
 
@@ -491,11 +439,8 @@ static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 {
 	struct vrss_pcpu *pc = this_cpu_ptr(vd->pcpu);
-	const struct vrss_steer *steer;
-	struct vrss_mark *mark, prev;
 	unsigned int b;
 	u64 last;
-	u32 to;
 
 	/* Read by the load work on another CPU. */
 	WRITE_ONCE(pc->seen, pc->seen + 1);
@@ -512,61 +457,96 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 		return vrss_rx_inline(pc, skb);
 	}
 	/*
-	 * The bucket's load, for rebalancing: this CPU's counters alone.  A
-	 * frame the lower's GRO merged (or a GSO one from a local sender) is
-	 * the work of its segments.
+	 * The bucket's load, for rebalancing, while it can use it (spread):
+	 * this CPU's counters alone.  A frame the lower's GRO merged (or a
+	 * GSO one from a local sender) is the work of its segments.
 	 */
-	WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] +
-		   (skb_is_gso(skb) ? max_t(u32, skb_shinfo(skb)->gso_segs, 1) : 1));
-	WRITE_ONCE(pc->bucket_bytes[b], pc->bucket_bytes[b] + skb->len);
-
-	steer = rcu_dereference(vd->steer);
-	to = steer->queue[b];
+	if (READ_ONCE(vd->count_buckets)) {
+		WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] +
+			   (skb_is_gso(skb) ? max_t(u32, skb_shinfo(skb)->gso_segs, 1) : 1));
+		WRITE_ONCE(pc->bucket_bytes[b], pc->bucket_bytes[b] + skb->len);
+	}
 	/*
-	 * The frame may go inline: mark first (a CPU completing a move
-	 * reads the marks after changing the state).
+	 * On the primary (SINGLE, and the primary's buckets when spread):
+	 * up it goes.  A move away claims the bucket first, then waits for
+	 * this RCU read-side section to end (vrss_rx_steer_changed()).
 	 */
-	mark = &pc->marks[b];
-	prev = *mark;
-	mark->softirqs = vrss_softirqs(smp_processor_id());
-	mark->stamp = jiffies;
-	/* Mark before reading the state; pairs with the claim's cmpxchg. */
-	smp_mb();
 	last = atomic64_read(&vd->buckets[b]);
-	/* SINGLE, and the primary's buckets when spread. */
-	if (likely(!to && !last))
+	if (likely(!last))
 		return vrss_rx_inline(pc, skb);
-	return vrss_rx_bucket(vd, pc, skb, b, to, last, &prev);
+	return vrss_rx_bucket(vd, pc, skb, b, last);
 }
 
 /*
- * Under RTNL, the table in effect at width 1: receive hashing goes on.
- * Every frame so far went inline unmarked, so every CPU's marks start at
- * its current softirq and every bucket on the primary; then, once no CPU
- * can still be handing up an unmarked frame (a grace period: the stack's
- * list batch runs under RCU), the table may widen.
+ * Under RTNL, the table in effect at width 1: receive hashing goes on,
+ * every bucket on the primary.  Frames that went up unhashed need no
+ * care: a move off the primary waits a grace period after its claim,
+ * which they are inside of or done with.
  */
 void vrss_rx_hashing_on(struct vrss_dev *vd)
 {
 	unsigned int b;
-	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
-		u32 softirqs = vrss_softirqs(cpu);
-
-		for (b = 0; b < VRSS_INDIR_SIZE; b++) {
-			WRITE_ONCE(pc->marks[b].softirqs, softirqs);
-			WRITE_ONCE(pc->marks[b].stamp, jiffies);
-		}
-	}
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		WARN_ON_ONCE(!skb_queue_empty(&vd->park[b]));
 		atomic64_set(&vd->buckets[b], 0);
 	}
-	/* The marks and states before the flag; pairs with vrss_rx(). */
+	/* The states before the flag; pairs with vrss_rx(). */
 	smp_store_release(&vd->hashing, true);
-	synchronize_net();
+}
+
+/*
+ * Under steer_lock, in process context: the table in effect changed.
+ * Buckets on the primary that it sends to a spread queue are claimed
+ * (PENDING: their frames park), then, once a grace period has passed, no
+ * frame a CPU handed up inline before the claim is still in the stack
+ * (the receive path runs the rx_handler and the stack's receive batch in
+ * one RCU read-side section): the parked frames go onto the queue's ring
+ * and the bucket with them.  Buckets on spread queues follow by
+ * themselves (vrss_bucket_leave_ring()).  Expedited, as a spread event
+ * is rare and parked frames wait for it.
+ */
+void vrss_rx_steer_changed(struct vrss_dev *vd)
+{
+	const struct vrss_steer *steer;
+	bool claimed = false;
+	unsigned int b;
+	u64 last;
+
+	if (!READ_ONCE(vd->hashing))
+		return;
+	steer = rcu_dereference_protected(vd->steer, lockdep_is_held(&vd->steer_lock));
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		u64 claim = VRSS_BUCKET_PENDING | vrss_bucket_pack(steer->queue[b], 0);
+
+		last = 0;
+		if (steer->queue[b] && atomic64_try_cmpxchg(&vd->buckets[b], &last, claim))
+			claimed = true;
+	}
+	if (!claimed)
+		return;
+	synchronize_rcu_expedited();
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		struct vrss_queue *t;
+		u32 to;
+
+		last = atomic64_read(&vd->buckets[b]);
+		if (!(last & VRSS_BUCKET_PENDING))
+			continue;
+		to = vrss_bucket_queue(last);
+		t = &vd->queues[to];
+		local_bh_disable();
+		spin_lock(&t->ring.producer_lock);
+		t->parked_frames -= skb_queue_len(&vd->park[b]);
+		vrss_park_to_ring(vd, b, t);
+		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
+		spin_unlock(&t->ring.producer_lock);
+		/* Down: the frames wait for the next open (vrss_queues_open()). */
+		if (netif_running(vd->dev) && !__ptr_ring_empty(&t->ring))
+			vrss_queue_kick(t);
+		local_bh_enable();
+		vrss_bucket_moved(vd, b, 0, to);
+	}
 }
 
 /*
@@ -683,10 +663,9 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 		return true;
 	if (last & VRSS_BUCKET_DELIVERING)
 		return false;
-	if (last & VRSS_BUCKET_PENDING) {
-		/* Its frames are still inline: calling the move off is safe. */
-		return atomic64_try_cmpxchg(&vd->buckets[b], &last, 0);
-	}
+	/* Claims are made and completed under steer_lock. */
+	if (WARN_ON_ONCE(last & VRSS_BUCKET_PENDING))
+		return false;
 	return vrss_bucket_settle(vd, b, 0, false) && !atomic64_read(&vd->buckets[b]);
 }
 
@@ -717,7 +696,7 @@ void vrss_rx_hashing_off(struct vrss_dev *vd)
 			    "rxhash off: %u buckets still waiting for their ring after 100 ms; their flows may be reordered once\n",
 			    left);
 	WRITE_ONCE(vd->hashing, false);
-	/* No late reader of the on period still writes marks or buckets. */
+	/* No late reader of the on period still reads or moves buckets. */
 	synchronize_net();
 	cancel_work_sync(&vd->park_work);
 	/* Frames still parked go up now, whatever their ring still holds. */

@@ -73,12 +73,6 @@ struct vrss_queue {
 
 } ____cacheline_aligned_in_smp;
 
-/* Where a CPU last handed a frame of a bucket up inline (rx.c). */
-struct vrss_mark {
-	u32 softirqs;		/* the CPU's NET_RX softirq count then */
-	u32 stamp;		/* jiffies then */
-};
-
 /* Per CPU: what the lower delivered here, and what went up inline. */
 struct vrss_pcpu {
 	struct u64_stats_sync syncp;
@@ -87,8 +81,7 @@ struct vrss_pcpu {
 	unsigned long last;	/* jiffies of the latest inline frame */
 	unsigned long seen;	/* every frame the lower delivered here */
 	u64 nohash;		/* rxhash on, but nothing to hash */
-	struct vrss_mark marks[VRSS_INDIR_SIZE];
-	/* Per bucket, while hashing: frames and bytes delivered here. */
+	/* Per bucket, while spread: frames and bytes delivered here. */
 	u32 bucket_packets[VRSS_INDIR_SIZE];
 	u64 bucket_bytes[VRSS_INDIR_SIZE];
 };
@@ -147,6 +140,7 @@ struct vrss_dev {
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
 	struct vrss_pcpu __percpu *pcpu;
 	bool hashing;			/* rx.c: rxhash on, buckets tracked */
+	bool count_buckets;		/* rx.c counts per bucket (spread) */
 	unsigned int ring_size;
 
 	/*
@@ -207,6 +201,7 @@ int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
 void vrss_rx_hashing_on(struct vrss_dev *vd);
 void vrss_rx_hashing_off(struct vrss_dev *vd);
 void vrss_rx_tick(struct vrss_dev *vd);
+void vrss_rx_steer_changed(struct vrss_dev *vd);
 void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 			   u64 *bytes);
 u64 vrss_rx_nohash(struct vrss_dev *vd);
