@@ -27,6 +27,7 @@ static struct vrss_rss *vrss_rss_alloc(const u32 *indir, const u8 *key)
 	if (!rss)
 		return NULL;
 	memcpy(rss->indir, indir, sizeof(rss->indir));
+	rss->indir_max = vrss_indir_max(indir);
 	memcpy(rss->key, key, sizeof(rss->key));
 	vrss_toeplitz_init(&rss->toeplitz, rss->key);
 	return rss;
@@ -43,7 +44,7 @@ static unsigned int vrss_rss_queues(struct vrss_dev *vd,
 				    const struct vrss_rss *rss)
 {
 	return min_t(unsigned int, READ_ONCE(vd->dev->real_num_rx_queues),
-		     vrss_indir_max(rss->indir) + 1);
+		     rss->indir_max + 1);
 }
 
 /* Under steer_lock: the table in effect at the policy's width. */

@@ -525,6 +525,7 @@ void vrss_rx_steer_changed(struct vrss_dev *vd)
 	}
 	if (!claimed)
 		return;
+	vd->all_home = false;
 	synchronize_rcu_expedited();
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		struct vrss_queue *t;
@@ -631,14 +632,18 @@ static void vrss_park_work(struct work_struct *work)
  */
 void vrss_rx_tick(struct vrss_dev *vd)
 {
-	bool parked = false;
+	bool parked = false, home = true;
 	struct vrss_queue *q;
 	unsigned int b;
 	u64 last;
 	u32 head;
 
+	/* Only a claim takes a bucket off the primary (steer_lock held). */
+	if (vd->all_home)
+		return;
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		last = atomic64_read(&vd->buckets[b]);
+		home &= !last;
 		if (last & VRSS_BUCKET_PARKED)
 			parked = true;
 		if (last & VRSS_BUCKET_FLAGS || !vrss_bucket_queue(last))
@@ -652,6 +657,7 @@ void vrss_rx_tick(struct vrss_dev *vd)
 	}
 	if (parked)
 		queue_work(system_highpri_wq, &vd->park_work);
+	vd->all_home = home;
 }
 
 /* Bucket @b back to the primary if nothing of it is left elsewhere. */

@@ -111,6 +111,7 @@ struct vrss_rss {
 	struct rcu_head rcu;
 	u8 key[VRSS_RSS_KEY_SIZE];
 	u32 indir[VRSS_INDIR_SIZE];
+	u32 indir_max;		/* the highest queue indir names */
 	struct vrss_toeplitz toeplitz;
 };
 
@@ -141,6 +142,7 @@ struct vrss_dev {
 	struct vrss_pcpu __percpu *pcpu;
 	bool hashing;			/* rx.c: rxhash on, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
+	bool all_home;			/* rx.c: every bucket on the primary */
 	unsigned int ring_size;
 
 	/*
