@@ -294,10 +294,16 @@ vrss_sys_stat() {
 # can meet, counted: vrss0's (full rings, frames while down), the peer's
 # veth1, and the UDP socket's (InErrors: a full receive buffer).
 vrss_seq_drops() {
-	local udp
-	udp=$(vrss_field Udp: InErrors < /proc/net/snmp)
-	echo $(($(vrss_sys_stat vrss0 rx_dropped) + udp +
-		$(vrss_peer_stat veth1 tx_dropped)))
+	local parts
+	read -r -a parts < <(vrss_seq_drop_parts)
+	echo $((parts[0] + parts[1] + parts[2]))
+}
+
+# vrss_seq_drop_parts: the same drops apart: vrss0's, the socket's, veth1's.
+vrss_seq_drop_parts() {
+	echo "$(vrss_sys_stat vrss0 rx_dropped)" \
+	     "$(vrss_field Udp: InErrors < /proc/net/snmp)" \
+	     "$(vrss_peer_stat veth1 tx_dropped)"
 }
 
 # vrss_cal_ipis: the kernel's function-call interrupts so far, all vCPUs
