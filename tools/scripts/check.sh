@@ -206,7 +206,7 @@ for p in $steering; do
 done
 ksft="tools/scripts/ksft-run.sh"
 while read -r series kver; do
-	two=$all_progs four=rebalance.sh drv=() drv_veth=()
+	two=$all_progs four="hotplug.sh rebalance.sh" drv=() drv_veth=()
 	if [ "$full" = 1 ] || [ "$series" = 6.12 ]; then
 		four="$steering $four"
 	fi

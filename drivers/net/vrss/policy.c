@@ -18,6 +18,7 @@
  * steer_lock, so that `threshold 0` is plain RSS from the moment it is
  * written.
  */
+#include <linux/cpu.h>
 #include <linux/jiffies.h>
 #include <linux/kernel_stat.h>
 #include <linux/ktime.h>
@@ -186,6 +187,8 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	unsigned int i;
 	int cpu;
 
+	/* Not while a CPU comes or goes (its callback places the queues). */
+	cpus_read_lock();
 	cpumask_clear(vd->primary);
 	vd->primary_cpu = -1;
 	raw[0].busy = 0;
@@ -221,6 +224,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 		else
 			raw[i] = (struct vrss_load){ 0 };
 	}
+	cpus_read_unlock();
 }
 
 /* Under steer_lock: put the policy's width into effect. */

@@ -47,8 +47,8 @@
  *    (vrss_rx_steer_changed()).  A frame of a bucket on the primary reads
  *    the bucket's state and goes up: no barrier, no write.
  */
+#include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -119,7 +119,8 @@ static rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 	u64_stats_inc(&pc->packets);
 	u64_stats_add(&pc->bytes, skb->len);
 	u64_stats_update_end(&pc->syncp);
-	pc->last = jiffies;
+	/* Read by vrss_queue_cpu() on another CPU. */
+	WRITE_ONCE(pc->last, jiffies);
 	return RX_HANDLER_ANOTHER;
 }
 
@@ -213,27 +214,79 @@ static void vrss_park_onto(struct vrss_dev *vd, unsigned int b,
 }
 
 /*
+ * A ring's head moved, or parked frames went up: rxhash off, if it waits
+ * for the buckets to come home, tries again (vrss_rx_hashing_off()).
+ */
+static void vrss_drain_wake(struct vrss_dev *vd)
+{
+	if (unlikely(READ_ONCE(vd->draining))) {
+		atomic_inc(&vd->drain_events);
+		wake_up(&vd->drain_wq);
+	}
+}
+
+/*
  * Parked frames going inline (@list, taken off the park): up to the stack
  * now, one by one and in order, ahead of any later frame of the bucket.
- * RCU held and BH off, as in the rx_handler; then the bucket is inline.
+ * RCU held and BH off, as in the rx_handler.  Frames other CPUs received
+ * meanwhile queued behind them on the bucket's park list (under its own
+ * lock: vrss_park_behind()); they go up too, then the bucket is inline.
  */
 static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 			 struct sk_buff_head *list)
 {
 	struct vrss_pcpu *pc = this_cpu_ptr(vd->pcpu);
+	struct sk_buff_head *park = &vd->park[b];
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(list))) {
-		if (unlikely(!netif_running(vd->dev))) {
-			atomic64_inc(&vd->rx_dropped_down);
-			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
-			continue;
+	for (;;) {
+		while ((skb = __skb_dequeue(list))) {
+			if (unlikely(!netif_running(vd->dev))) {
+				atomic64_inc(&vd->rx_dropped_down);
+				kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
+				continue;
+			}
+			vrss_rx_inline(pc, skb);
+			netif_receive_skb_core(skb);
 		}
-		vrss_rx_inline(pc, skb);
-		netif_receive_skb_core(skb);
+		spin_lock(&park->lock);
+		if (skb_queue_empty(park)) {
+			/* Pairs with the acquire of the CPUs that queued behind. */
+			atomic64_set_release(&vd->buckets[b], 0);
+			spin_unlock(&park->lock);
+			vrss_drain_wake(vd);
+			return;
+		}
+		skb_queue_splice_tail_init(park, list);
+		spin_unlock(&park->lock);
 	}
-	/* Pairs with the acquire of the CPUs that waited on DELIVERING. */
-	atomic64_set_release(&vd->buckets[b], 0);
+}
+
+/*
+ * Bucket @b's parked frames are being handed up by another CPU (state
+ * @last, DELIVERING): the frame queues behind them, on the bucket's park
+ * list, which the deliverer empties before it lets the bucket go (at most
+ * a ring's worth waits there: beyond, queue 0's drops).  False when the
+ * state changed meanwhile: decide again.
+ */
+static bool vrss_park_behind(struct vrss_dev *vd, unsigned int b, u64 last,
+			     struct sk_buff *skb)
+{
+	struct sk_buff_head *park = &vd->park[b];
+	bool queued = false;
+
+	spin_lock(&park->lock);
+	if (atomic64_read(&vd->buckets[b]) == last) {
+		if (unlikely(skb_queue_len(park) >= vd->ring_size)) {
+			vrss_ring_drop(&vd->queues[0], skb, SKB_DROP_REASON_FULL_RING);
+		} else {
+			__skb_queue_tail(park, skb);
+			atomic64_inc(&vd->rx_held);
+		}
+		queued = true;
+	}
+	spin_unlock(&park->lock);
+	return queued;
 }
 
 /*
@@ -405,7 +458,8 @@ static rx_handler_result_t vrss_rx_bucket(struct vrss_dev *vd,
 			if ((u32)last == smp_processor_id())
 				return vrss_rx_inline(pc, skb);
 			/* Another CPU hands the parked frames up: after them. */
-			cpu_relax();
+			if (vrss_park_behind(vd, b, last, skb))
+				break;
 			continue;
 		}
 		if (last & VRSS_BUCKET_PENDING) {
@@ -453,7 +507,9 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	if (!smp_load_acquire(&vd->hashing) || unlikely(skb->pkt_type == PACKET_OTHERHOST))
 		return vrss_rx_inline(pc, skb);
 	if (!vrss_rss_bucket(vd, skb, &b)) {
-		pc->nohash++;
+		u64_stats_update_begin(&pc->syncp);
+		u64_stats_inc(&pc->nohash);
+		u64_stats_update_end(&pc->syncp);
 		return vrss_rx_inline(pc, skb);
 	}
 	/*
@@ -573,7 +629,8 @@ static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
 	q = &vd->queues[from];
 	/*
 	 * BH off from the lock to the end of the hand-up: a softirq on this
-	 * CPU must not find the bucket DELIVERING and wait for us.
+	 * CPU would find the bucket DELIVERING from this CPU and go up ahead
+	 * (the rule for a frame sent back into the lower meanwhile).
 	 */
 	rcu_read_lock();
 	local_bh_disable();
@@ -678,25 +735,34 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 /*
  * Under RTNL, the table in effect at width 1: receive hashing goes off.
  * Frames inline from now on must not overtake the ones still on the
- * spread rings: first every bucket comes back to the primary in order
- * (the rings drain; frames meanwhile follow the table of width 1), for at
- * most 100 ms while the device runs (RTNL held: a bound, not a wait for a
- * saturated ring whose flows keep it busy; the log names a timeout), then
- * hashing stops.
+ * spread rings: first every bucket comes back to the primary in order,
+ * then hashing stops.  The rings only drain (the buckets' new frames
+ * park), so the wait is for what they held: each time a poll publishes
+ * its head, or parked frames went up, the buckets are tried again; no
+ * sleeping poll.  A ring whose CPU does not run for 100 ms (RTNL held:
+ * a bound) is given up on, and the log says so.
  */
 void vrss_rx_hashing_off(struct vrss_dev *vd)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(100);
+	long left_jiffies = msecs_to_jiffies(100);
 	unsigned int b, left;
+	int events;
 
-	do {
+	WRITE_ONCE(vd->draining, true);
+	/* Draining before any head is read; pairs with the poll's barrier. */
+	smp_mb();
+	for (;;) {
+		events = atomic_read(&vd->drain_events);
 		left = 0;
 		for (b = 0; b < VRSS_INDIR_SIZE; b++)
 			left += !vrss_bucket_drain(vd, b);
-		if (!left || !netif_running(vd->dev))
+		if (!left || !netif_running(vd->dev) || !left_jiffies)
 			break;
-		usleep_range(500, 1000);
-	} while (time_before(jiffies, end));
+		left_jiffies = wait_event_timeout(vd->drain_wq,
+						  atomic_read(&vd->drain_events) != events,
+						  left_jiffies);
+	}
+	WRITE_ONCE(vd->draining, false);
 	if (left && netif_running(vd->dev))
 		netdev_warn(vd->dev,
 			    "rxhash off: %u buckets still waiting for their ring after 100 ms; their flows may be reordered once\n",
@@ -724,10 +790,15 @@ static void vrss_poll_publish(struct vrss_queue *q)
 	vrss_compat_gro_flush(&q->napi);
 	/* Pairs with the acquire in vrss_ring_lock_held_state(). */
 	smp_store_release(&q->head, q->consumed);
-	/* Head before parked_buckets; pairs with vrss_park_begin()'s. */
+	/*
+	 * Head before parked_buckets; pairs with vrss_park_begin()'s.  And
+	 * before draining, which vrss_rx_hashing_off() sets before it reads
+	 * the heads.
+	 */
 	smp_mb();
 	if (READ_ONCE(q->parked_buckets))
 		queue_work(system_highpri_wq, &q->vd->park_work);
+	vrss_drain_wake(q->vd);
 }
 
 static int vrss_poll(struct napi_struct *napi, int budget)
@@ -818,11 +889,19 @@ void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 /* Frames that had nothing to hash, over every CPU. */
 u64 vrss_rx_nohash(struct vrss_dev *vd)
 {
-	u64 sum = 0;
+	unsigned int start;
+	u64 sum = 0, n;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->nohash);
+	for_each_possible_cpu(cpu) {
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+
+		do {
+			start = u64_stats_fetch_begin(&pc->syncp);
+			n = u64_stats_read(&pc->nohash);
+		} while (u64_stats_fetch_retry(&pc->syncp, start));
+		sum += n;
+	}
 	return sum;
 }
 
@@ -832,9 +911,9 @@ u64 vrss_rx_nohash(struct vrss_dev *vd)
  */
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 {
+	unsigned long bytes;
 	unsigned int b;
 	u32 packets;
-	u64 bytes;
 	int cpu;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
@@ -897,31 +976,47 @@ void vrss_queues_link_napi(struct vrss_dev *vd, bool link)
 					   &vd->queues[i].napi : NULL);
 }
 
-/* The @k-th online CPU in the order of vrss_queues_place(). */
-static int vrss_place_nth(const struct cpumask *primary, unsigned int k)
+/* The @k-th online CPU but @gone in the order of vrss_queues_arrange(). */
+static int vrss_place_nth(const struct cpumask *primary, int gone,
+			  unsigned int k)
 {
 	int cpu, pass;
 
 	for (pass = 0; pass < 2; pass++)
 		for_each_online_cpu(cpu)
-			if (cpumask_test_cpu(cpu, primary) == pass && k-- == 0)
+			if (cpu != gone && cpumask_test_cpu(cpu, primary) == pass &&
+			    k-- == 0)
 				return cpu;
-	return cpumask_first(cpu_online_mask);
+	return cpumask_any_but(cpu_online_mask, gone);
 }
 
 /*
- * Put spread queue i on the (i-1)-th CPU of this order: the online CPUs
- * @primary does not name first, then those it names, so that spreading
- * relieves the CPUs the lower delivers on, and queues share a CPU only
- * when there are more queues than CPUs.  A queue that moves keeps its
- * frames in order: its one NAPI context drains its one ring, wherever.
+ * CPU hotplug excluded (cpus_read_lock(), or a hotplug callback): put
+ * spread queue i on the (i-1)-th CPU of this order: the online CPUs that
+ * vd->queues_avoid (the CPUs the lower delivers on, as last measured)
+ * does not name first, then those it names, so that spreading relieves
+ * the CPUs the lower delivers on, and queues share a CPU only when there
+ * are more queues than CPUs.  @gone, a CPU going down, gets none (-1:
+ * none goes).  A queue that moves keeps its frames in order: its one NAPI
+ * context drains its one ring, wherever.
+ */
+static void vrss_queues_arrange(struct vrss_dev *vd, int gone)
+{
+	unsigned int i, n = num_online_cpus() - (gone >= 0);
+
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		WRITE_ONCE(vd->queues[i].cpu,
+			   vrss_place_nth(vd->queues_avoid, gone, (i - 1) % n));
+}
+
+/*
+ * With cpus_read_lock() held: the lower delivers on @primary; the spread
+ * queues go elsewhere, now and after CPUs come and go.
  */
 void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary)
 {
-	unsigned int i, n = num_online_cpus();
-
-	for (i = 1; i < vd->dev->num_rx_queues; i++)
-		WRITE_ONCE(vd->queues[i].cpu, vrss_place_nth(primary, (i - 1) % n));
+	cpumask_copy(vd->queues_avoid, primary);
+	vrss_queues_arrange(vd, -1);
 }
 
 int vrss_queues_alloc(struct vrss_dev *vd)
@@ -933,18 +1028,23 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 	vd->queues = kcalloc(dev->num_rx_queues, sizeof(*vd->queues), GFP_KERNEL);
 	if (!vd->queues)
 		return -ENOMEM;
+	if (!zalloc_cpumask_var(&vd->queues_avoid, GFP_KERNEL)) {
+		err = -ENOMEM;
+		goto err_queues;
+	}
 	vd->pcpu = alloc_percpu(struct vrss_pcpu);
 	if (!vd->pcpu) {
 		err = -ENOMEM;
-		goto err_queues;
+		goto err_avoid;
 	}
 	for_each_possible_cpu(i)
 		u64_stats_init(&per_cpu_ptr(vd->pcpu, i)->syncp);
 	vd->queues[0].last_cpu = -1;
 	vd->queues[0].cpu = -1;
 	for (i = 0; i < VRSS_INDIR_SIZE; i++)
-		__skb_queue_head_init(&vd->park[i]);
+		skb_queue_head_init(&vd->park[i]);
 	INIT_WORK(&vd->park_work, vrss_park_work);
+	init_waitqueue_head(&vd->drain_wq);
 	/* Spread queues, each with a ring and a NAPI context. */
 	for (i = 1; i < dev->num_rx_queues; i++) {
 		struct vrss_queue *q = &vd->queues[i];
@@ -960,7 +1060,9 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 		netif_napi_add(dev, &q->napi, vrss_poll);
 	}
 	/* Until the lower has delivered: as if on the first online CPU. */
+	cpus_read_lock();
 	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
+	cpus_read_unlock();
 	err = cpuhp_state_add_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
 	if (err)
 		goto err_rings;
@@ -973,6 +1075,8 @@ err_rings:
 	}
 	free_percpu(vd->pcpu);
 	vd->pcpu = NULL;
+err_avoid:
+	free_cpumask_var(vd->queues_avoid);
 err_queues:
 	kfree(vd->queues);
 	vd->queues = NULL;
@@ -1003,6 +1107,7 @@ void vrss_queues_free(struct vrss_dev *vd)
 		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
 	free_percpu(vd->pcpu);
 	vd->pcpu = NULL;
+	free_cpumask_var(vd->queues_avoid);
 	kfree(vd->queues);
 	vd->queues = NULL;
 }
@@ -1074,30 +1179,27 @@ void vrss_queues_stop(struct vrss_dev *vd)
 }
 
 /*
- * CPU hotplug.  Before a CPU goes down, its queues move to another online
- * CPU; the load work places them again at its next interval (and on
- * device open).  Frames already queued are not lost: a kick in flight
+ * CPU hotplug, with the hotplug lock held (the load work's placement
+ * takes it for reading, so the two never interleave).  Before a CPU goes
+ * down, the queues are placed again without it; when one comes (back),
+ * again with it.  Either way away from the CPUs the lower was last seen
+ * delivering on.  Frames already queued are not lost: a kick in flight
  * runs on the dying CPU when it flushes its IPIs, and the core moves a
  * NAPI scheduled there to a live CPU.
  */
 static int vrss_cpu_down_prep(unsigned int cpu, struct hlist_node *node)
 {
 	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
-	int target = cpumask_any_but(cpu_online_mask, cpu);
-	unsigned int i;
 
-	for (i = 1; i < vd->dev->num_rx_queues; i++)
-		if (vd->queues[i].cpu == cpu)
-			WRITE_ONCE(vd->queues[i].cpu, target);
+	vrss_queues_arrange(vd, cpu);
 	return 0;
 }
 
-/* A CPU came (back): queues spread over it again, as if it was primary. */
 static int vrss_cpu_online(unsigned int cpu, struct hlist_node *node)
 {
 	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
 
-	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
+	vrss_queues_arrange(vd, -1);
 	return 0;
 }
 

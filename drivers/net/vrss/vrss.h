@@ -78,18 +78,22 @@ struct vrss_pcpu {
 	struct u64_stats_sync syncp;
 	u64_stats_t packets;	/* queue 0's, handed up inline */
 	u64_stats_t bytes;
+	u64_stats_t nohash;	/* rxhash on, but nothing to hash */
 	unsigned long last;	/* jiffies of the latest inline frame */
 	unsigned long seen;	/* every frame the lower delivered here */
-	u64 nohash;		/* rxhash on, but nothing to hash */
-	/* Per bucket, while spread: frames and bytes delivered here. */
+	/*
+	 * Per bucket, while spread: frames and bytes delivered here.  Words
+	 * another CPU reads whole; only their differences are used, which
+	 * do not mind a wrap (an interval's bytes are far below 4 GB).
+	 */
 	u32 bucket_packets[VRSS_INDIR_SIZE];
-	u64 bucket_bytes[VRSS_INDIR_SIZE];
+	unsigned long bucket_bytes[VRSS_INDIR_SIZE];
 };
 
 /* Per bucket, over every CPU: the load work's view of the last interval. */
 struct vrss_bucket_load {
 	u32 packets_seen[VRSS_INDIR_SIZE];	/* the sums at the last sample */
-	u64 bytes_seen[VRSS_INDIR_SIZE];
+	unsigned long bytes_seen[VRSS_INDIR_SIZE];
 	u32 packets[VRSS_INDIR_SIZE];		/* over the last interval */
 	u64 bytes[VRSS_INDIR_SIZE];
 	u32 weight[VRSS_INDIR_SIZE];		/* smoothed (vrss_rebal_weigh()) */
@@ -161,6 +165,10 @@ struct vrss_dev {
 	/* Per bucket: frames waiting for their old ring to drain (rx.c). */
 	struct sk_buff_head park[VRSS_INDIR_SIZE];
 	struct work_struct park_work;	/* releases them once it drained */
+	/* rxhash off waits for the rings to hand up their frames (rx.c). */
+	bool draining;
+	atomic_t drain_events;		/* heads published while draining */
+	wait_queue_head_t drain_wq;
 
 	/* Load-gated steering (policy.c), under steer_lock. */
 	struct delayed_work load_work;
@@ -170,6 +178,7 @@ struct vrss_dev {
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
 	struct vrss_cpu_sample *samples; /* nr_cpu_ids of them */
 	cpumask_var_t primary;		/* CPUs the lower delivered on */
+	cpumask_var_t queues_avoid;	/* rx.c: the same, as spread queues were placed */
 	int primary_cpu;		/* the busiest of them, or -1 */
 	struct vrss_bucket_load *bucket_load;
 	struct vrss_rebal rebal;	/* which buckets moved by load, held */
