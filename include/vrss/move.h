@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * In-order bucket moves: the pure parts of the protocol rx.c runs (see
+ * In-order bucket moves: the pure parts of the protocol move.c runs (see
  * there, and Documentation/networking/vrss.rst, "Moving a bucket").
  * Pure C, shared by the module and the host-side unit tests.
  *

@@ -14,23 +14,23 @@ static int __init vrss_init(void)
 {
 	int err;
 
-	err = vrss_rx_init();
+	err = vrss_queues_init();
 	if (err)
 		return err;
 	err = vrss_netdev_init();
 	if (err)
-		goto err_rx;
+		goto err_queues;
 	return 0;
 
-err_rx:
-	vrss_rx_exit();
+err_queues:
+	vrss_queues_exit();
 	return err;
 }
 
 static void __exit vrss_exit(void)
 {
 	vrss_netdev_exit();
-	vrss_rx_exit();
+	vrss_queues_exit();
 }
 
 module_init(vrss_init);

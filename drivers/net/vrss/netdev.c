@@ -168,14 +168,14 @@ int vrss_rxhash_pause(struct vrss_dev *vd)
 	 * ring after the drain below found its bucket home.
 	 */
 	synchronize_net();
-	vrss_rx_hashing_off(vd);
+	vrss_move_hashing_off(vd);
 	return 0;
 }
 
 /* Under RTNL: receive hashing (re)starts, from SINGLE. */
 void vrss_rxhash_resume(struct vrss_dev *vd)
 {
-	vrss_rx_hashing_on(vd);
+	vrss_move_hashing_on(vd);
 	if (netif_running(vd->dev))
 		vrss_load_start(vd);
 }
@@ -332,6 +332,7 @@ static void vrss_dev_free(struct net_device *dev)
 
 	vrss_load_free(vd);
 	vrss_rss_free(vd);
+	vrss_move_free(vd);
 	vrss_queues_free(vd);
 	free_percpu(vd->tx_stats);
 }
@@ -454,6 +455,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	vd->tx_stats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
 	if (!vd->tx_stats)
 		return -ENOMEM;
+	vrss_move_init(vd);
 	err = vrss_queues_alloc(vd);
 	if (err)
 		goto err_stats;
@@ -492,6 +494,7 @@ err_load:
 err_rss:
 	vrss_rss_free(vd);
 err_queues:
+	vrss_move_free(vd);
 	vrss_queues_free(vd);
 err_stats:
 	free_percpu(vd->tx_stats);

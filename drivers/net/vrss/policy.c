@@ -8,13 +8,13 @@
  * busiest primary CPU is the primary queue's load, each spread queue's
  * CPU its own; the pure-C policy of include/vrss/policy.h answers how many
  * queues spread the flows.  Spread queues are placed away from the
- * primary CPUs (rx.c), following the lower's interrupt wherever irqbalance
- * or smp_affinity puts it.  The work runs on a CPU that is not primary
+ * primary CPUs (queue.c), following the lower's interrupt wherever
+ * irqbalance or smp_affinity puts it.  The work runs on a CPU that is not primary
  * where there is one, so that it does not measure itself.
  *
  * Nothing is sampled while rxhash is off or the device is down.  A new
  * width rebuilds the table in effect (rss.c); the buckets then follow in
- * order (rx.c).  Knob changes and table changes apply at once, under
+ * order (move.c).  Knob changes and table changes apply at once, under
  * steer_lock, so that `threshold 0` is plain RSS from the moment it is
  * written.
  */
@@ -318,7 +318,7 @@ static void vrss_load_work(struct work_struct *work)
 	if (!vd->load_running)
 		goto out;
 	vrss_load_sample_all(vd);
-	vrss_rx_tick(vd);
+	vrss_move_tick(vd);
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
 				 vrss_rss_max_width(vd));

@@ -64,7 +64,7 @@ static int vrss_rss_rebuild(struct vrss_dev *vd)
 	kfree_rcu(old, rcu);
 	/* Whatever was rebalanced is gone: policy.c starts over. */
 	vd->steer_gen++;
-	vrss_rx_steer_changed(vd);
+	vrss_move_steer_changed(vd);
 	return 0;
 }
 
@@ -189,7 +189,7 @@ unsigned int vrss_rss_get_steer(struct vrss_dev *vd, u32 *queue)
 
 /*
  * Under steer_lock: buckets rebalanced, @queue the new table in effect at
- * the same width (rx.c moves the buckets in order).  The next width or
+ * the same width (move.c moves the buckets in order).  The next width or
  * table change starts again from the user's table.
  */
 int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue)
@@ -204,7 +204,7 @@ int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue)
 	memcpy(steer->queue, queue, sizeof(steer->queue));
 	rcu_assign_pointer(vd->steer, steer);
 	kfree_rcu(old, rcu);
-	vrss_rx_steer_changed(vd);
+	vrss_move_steer_changed(vd);
 	return 0;
 }
 

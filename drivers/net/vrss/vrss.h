@@ -144,9 +144,9 @@ struct vrss_dev {
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
 	struct vrss_pcpu __percpu *pcpu;
-	bool hashing;			/* rx.c: rxhash on, buckets tracked */
+	bool hashing;			/* move.c: rxhash on, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
-	bool all_home;			/* rx.c: every bucket on the primary */
+	bool all_home;			/* move.c: every bucket on the primary */
 	unsigned int ring_size;
 
 	/*
@@ -162,10 +162,10 @@ struct vrss_dev {
 	unsigned int steer_gen;		/* rss.c: tables rebuilt from the user's */
 	/* Per bucket: its queue and that queue's tail after its last frame. */
 	atomic64_t buckets[VRSS_INDIR_SIZE];
-	/* Per bucket: frames waiting for their old ring to drain (rx.c). */
+	/* Per bucket: frames waiting for their old ring to drain (move.c). */
 	struct sk_buff_head park[VRSS_INDIR_SIZE];
 	struct work_struct park_work;	/* releases them once it drained */
-	/* rxhash off waits for the rings to hand up their frames (rx.c). */
+	/* rxhash off waits for the rings to hand up their frames (move.c). */
 	bool draining;
 	atomic_t drain_events;		/* heads published while draining */
 	wait_queue_head_t drain_wq;
@@ -178,7 +178,7 @@ struct vrss_dev {
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
 	struct vrss_cpu_sample *samples; /* nr_cpu_ids of them */
 	cpumask_var_t primary;		/* CPUs the lower delivered on */
-	cpumask_var_t queues_avoid;	/* rx.c: the same, as spread queues were placed */
+	cpumask_var_t queues_avoid;	/* queue.c: the same, as spread queues were placed */
 	int primary_cpu;		/* the busiest of them, or -1 */
 	struct vrss_bucket_load *bucket_load;
 	struct vrss_rebal rebal;	/* which buckets moved by load, held */
@@ -203,26 +203,53 @@ void vrss_netdev_exit(void);
 int vrss_rxhash_pause(struct vrss_dev *vd);
 void vrss_rxhash_resume(struct vrss_dev *vd);
 
+/* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
+static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
+						 struct sk_buff *skb)
+{
+	/* vrss0's queue 0, not the lower's queue index. */
+	skb_record_rx_queue(skb, 0);
+	u64_stats_update_begin(&pc->syncp);
+	u64_stats_inc(&pc->packets);
+	u64_stats_add(&pc->bytes, skb->len);
+	u64_stats_update_end(&pc->syncp);
+	/* Read by vrss_queue_cpu() on another CPU. */
+	WRITE_ONCE(pc->last, jiffies);
+	return RX_HANDLER_ANOTHER;
+}
+
 /* rx.c */
-int vrss_rx_init(void);
-void vrss_rx_exit(void);
+rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
+u64 vrss_rx_nohash(struct vrss_dev *vd);
+void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
+
+/* move.c */
+void vrss_move_init(struct vrss_dev *vd);
+void vrss_move_free(struct vrss_dev *vd);
+rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
+				    struct sk_buff *skb, unsigned int b, u64 last);
+void vrss_move_hashing_on(struct vrss_dev *vd);
+void vrss_move_hashing_off(struct vrss_dev *vd);
+void vrss_move_steer_changed(struct vrss_dev *vd);
+void vrss_move_tick(struct vrss_dev *vd);
+
+/* queue.c */
+int vrss_queues_init(void);
+void vrss_queues_exit(void);
 int vrss_queues_alloc(struct vrss_dev *vd);
 void vrss_queues_free(struct vrss_dev *vd);
 int vrss_queues_resize(struct vrss_dev *vd, unsigned int size);
-void vrss_rx_hashing_on(struct vrss_dev *vd);
-void vrss_rx_hashing_off(struct vrss_dev *vd);
-void vrss_rx_tick(struct vrss_dev *vd);
-void vrss_rx_steer_changed(struct vrss_dev *vd);
-void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
-			   u64 *bytes);
-u64 vrss_rx_nohash(struct vrss_dev *vd);
-int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
-void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
 void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary);
 void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
-rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
+void vrss_queue_kick(struct vrss_queue *q);
+void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
+		     enum skb_drop_reason reason);
+void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
+			   u64 *bytes);
+int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
+void vrss_drain_wake(struct vrss_dev *vd);
 
 /* rss.c */
 int vrss_rss_init(struct vrss_dev *vd);

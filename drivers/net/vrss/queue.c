@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The spread queues: rings, kicks, NAPI polls, their placement on CPUs.
+ *
+ * Queues 1..N-1 are spread queues: a ring each, drained by a NAPI context
+ * on a CPU of the queue's own (placed away from the CPUs the lower
+ * delivers on), scheduled there with an IPI (an async csd whose handler
+ * calls napi_schedule(), as RPS does).  A "kick pending" bit guards the
+ * csd, which cannot be queued twice, and batches: while one IPI is on its
+ * way, or the NAPI context is already scheduled, no other is sent.  What
+ * goes onto a ring, and when a bucket may leave one, is move.c's; a ring
+ * publishes how far its frames are in the stack (head).
+ */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+
+#include "compat.h"
+#include "vrss.h"
+
+static enum cpuhp_state vrss_cpuhp_state;
+
+/* IPI handler, in hardirq context on the queue's CPU. */
+static void vrss_kick_handler(void *info)
+{
+	struct vrss_queue *q = info;
+
+	/*
+	 * Schedule, then clear: a frame enqueued before the clear finds the
+	 * NAPI context scheduled (its poll runs on this CPU once we return),
+	 * one after it sends its own kick.  The clear is the handler's last
+	 * touch of the queue: vrss_queues_stop() waits for it.
+	 */
+	napi_schedule(&q->napi);
+	clear_bit_unlock(VRSS_QUEUE_KICK_PENDING, &q->state);
+}
+
+void vrss_queue_kick(struct vrss_queue *q)
+{
+	int cpu = READ_ONCE(q->cpu);
+
+	if (cpu == smp_processor_id()) {
+		napi_schedule(&q->napi);
+		return;
+	}
+	/* Scheduled already: its poll sees the frame. */
+	/* Enqueue before the test; pairs with vrss_poll()'s after completing. */
+	smp_mb();
+	if (test_bit(NAPI_STATE_SCHED, &q->napi.state))
+		return;
+	if (test_and_set_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
+		return;
+	if (smp_call_function_single_async(cpu, &q->csd)) {
+		/* The CPU went away under us: process the queue here. */
+		clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
+		napi_schedule(&q->napi);
+		return;
+	}
+	atomic64_inc(&q->ipis);
+}
+
+/* A frame queue @q could not take: counted as its drop. */
+void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
+		     enum skb_drop_reason reason)
+{
+	atomic64_inc(&q->drops);
+	kfree_skb_reason(skb, reason);
+}
+
+/*
+ * A ring's head moved, or parked frames went up: rxhash off, if it waits
+ * for the buckets to come home, tries again (vrss_move_hashing_off()).
+ */
+void vrss_drain_wake(struct vrss_dev *vd)
+{
+	if (unlikely(READ_ONCE(vd->draining))) {
+		atomic_inc(&vd->drain_events);
+		wake_up(&vd->drain_wq);
+	}
+}
+
+/*
+ * Every frame taken off @q's ring so far is in the stack: GRO let go of
+ * them, here and now, for the core's flushes do not always (with vrss0's
+ * gro_flush_timeout only old ones, none between busy polls, only old ones
+ * on the budget path at HZ >= 1000).  Then buckets waiting on @q may
+ * leave: the new head is published, and if any bucket parked, the work
+ * wakes them (a later frame of theirs would too, but none may come: the
+ * request of a request/response flow waits for its answer).
+ */
+static void vrss_poll_publish(struct vrss_queue *q)
+{
+	vrss_compat_gro_flush(&q->napi);
+	/* Pairs with the acquire in vrss_ring_lock_held_state(). */
+	smp_store_release(&q->head, q->consumed);
+	/*
+	 * Head before parked_buckets; pairs with vrss_park_begin()'s.  And
+	 * before draining, which vrss_move_hashing_off() sets before it reads
+	 * the heads.
+	 */
+	smp_mb();
+	if (READ_ONCE(q->parked_buckets))
+		queue_work(system_highpri_wq, &q->vd->park_work);
+	vrss_drain_wake(q->vd);
+}
+
+static int vrss_poll(struct napi_struct *napi, int budget)
+{
+	struct vrss_queue *q = container_of(napi, struct vrss_queue, napi);
+	unsigned int bytes = 0, delivered = 0;
+	struct sk_buff *skb;
+	int done = 0;
+
+	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
+		done++;
+		/*
+		 * GRO rewrites the fragment lists of the skbs it merges, so
+		 * it may only see data this queue alone holds.  A clone (a
+		 * local TCP sender's segment through veth, or any frame while
+		 * a packet socket taps the lower) gets a head of its own.
+		 */
+		if (unlikely(skb_unclone(skb, GFP_ATOMIC))) {
+			vrss_queue_drop(q, skb, SKB_DROP_REASON_NOMEM);
+			continue;
+		}
+		skb_record_rx_queue(skb, q->index);
+		bytes += skb->len;
+		napi_gro_receive(napi, skb);
+		delivered++;
+	}
+
+	u64_stats_update_begin(&q->syncp);
+	u64_stats_add(&q->packets, delivered);
+	u64_stats_add(&q->bytes, bytes);
+	u64_stats_update_end(&q->syncp);
+	WRITE_ONCE(q->last_cpu, smp_processor_id());
+	if (done) {
+		q->consumed += done;
+		vrss_poll_publish(q);
+	}
+	if (done == budget)
+		return done;
+	/*
+	 * Even when it asks to wait for the timer (napi_defer_hard_irqs),
+	 * the core cleared SCHED: a producer that saw it set sent no kick,
+	 * and its frame must not wait for gro_flush_timeout.  Busy polling
+	 * keeps SCHED, and calls again.
+	 */
+	napi_complete_done(napi, done);
+	/* A producer may have added a frame after our last look. */
+	smp_mb();
+	if (!__ptr_ring_empty(&q->ring))
+		napi_schedule(napi);
+	return done;
+}
+
+/*
+ * A consistent packets/bytes pair, for ndo_get_stats64, ethtool -S and
+ * netlink: queue 0's are the sum of every CPU's inline counters.
+ */
+void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
+			   u64 *bytes)
+{
+	struct vrss_queue *q = &vd->queues[i];
+	unsigned int start;
+	u64 p, b;
+	int cpu;
+
+	if (i) {
+		do {
+			start = u64_stats_fetch_begin(&q->syncp);
+			*packets = u64_stats_read(&q->packets);
+			*bytes = u64_stats_read(&q->bytes);
+		} while (u64_stats_fetch_retry(&q->syncp, start));
+		return;
+	}
+	*packets = 0;
+	*bytes = 0;
+	for_each_possible_cpu(cpu) {
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+
+		do {
+			start = u64_stats_fetch_begin(&pc->syncp);
+			p = u64_stats_read(&pc->packets);
+			b = u64_stats_read(&pc->bytes);
+		} while (u64_stats_fetch_retry(&pc->syncp, start));
+		*packets += p;
+		*bytes += b;
+	}
+}
+
+/*
+ * The CPU queue @i last handed a frame up on: the poll's for a spread
+ * queue (its own CPU before any), for the primary the CPU that handed up
+ * the latest inline frame; -1 before any.
+ */
+int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i)
+{
+	unsigned long best = 0, last;
+	int cpu, ret = -1;
+
+	if (i) {
+		cpu = READ_ONCE(vd->queues[i].last_cpu);
+		return cpu >= 0 ? cpu : READ_ONCE(vd->queues[i].cpu);
+	}
+	for_each_possible_cpu(cpu) {
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+
+		if (!u64_stats_read(&pc->packets))
+			continue;
+		last = READ_ONCE(pc->last);
+		if (ret < 0 || time_after(last, best)) {
+			best = last;
+			ret = cpu;
+		}
+	}
+	return ret;
+}
+
+/*
+ * Under RTNL: tell the core which NAPI context serves each spread queue in
+ * use (netdev netlink on 6.12), or nothing once the device stops.  The
+ * primary has none: the lower's NAPI hands its frames up.
+ */
+void vrss_queues_link_napi(struct vrss_dev *vd, bool link)
+{
+	struct net_device *dev = vd->dev;
+	unsigned int i;
+
+	for (i = 1; i < dev->num_rx_queues; i++)
+		vrss_compat_queue_set_napi(dev, i,
+					   link && i < dev->real_num_rx_queues ?
+					   &vd->queues[i].napi : NULL);
+}
+
+/* The @k-th online CPU but @gone in the order of vrss_queues_arrange(). */
+static int vrss_place_nth(const struct cpumask *primary, int gone,
+			  unsigned int k)
+{
+	int cpu, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for_each_online_cpu(cpu)
+			if (cpu != gone && cpumask_test_cpu(cpu, primary) == pass &&
+			    k-- == 0)
+				return cpu;
+	return cpumask_any_but(cpu_online_mask, gone);
+}
+
+/*
+ * CPU hotplug excluded (cpus_read_lock(), or a hotplug callback): put
+ * spread queue i on the (i-1)-th CPU of this order: the online CPUs that
+ * vd->queues_avoid (the CPUs the lower delivers on, as last measured)
+ * does not name first, then those it names, so that spreading relieves
+ * the CPUs the lower delivers on, and queues share a CPU only when there
+ * are more queues than CPUs.  @gone, a CPU going down, gets none (-1:
+ * none goes).  A queue that moves keeps its frames in order: its one NAPI
+ * context drains its one ring, wherever.
+ */
+static void vrss_queues_arrange(struct vrss_dev *vd, int gone)
+{
+	unsigned int i, n = num_online_cpus() - (gone >= 0);
+
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		WRITE_ONCE(vd->queues[i].cpu,
+			   vrss_place_nth(vd->queues_avoid, gone, (i - 1) % n));
+}
+
+/*
+ * With cpus_read_lock() held: the lower delivers on @primary; the spread
+ * queues go elsewhere, now and after CPUs come and go.
+ */
+void vrss_queues_place(struct vrss_dev *vd, const struct cpumask *primary)
+{
+	cpumask_copy(vd->queues_avoid, primary);
+	vrss_queues_arrange(vd, -1);
+}
+
+int vrss_queues_alloc(struct vrss_dev *vd)
+{
+	struct net_device *dev = vd->dev;
+	unsigned int i;
+	int err;
+
+	vd->queues = kcalloc(dev->num_rx_queues, sizeof(*vd->queues), GFP_KERNEL);
+	if (!vd->queues)
+		return -ENOMEM;
+	if (!zalloc_cpumask_var(&vd->queues_avoid, GFP_KERNEL)) {
+		err = -ENOMEM;
+		goto err_queues;
+	}
+	vd->pcpu = alloc_percpu(struct vrss_pcpu);
+	if (!vd->pcpu) {
+		err = -ENOMEM;
+		goto err_avoid;
+	}
+	for_each_possible_cpu(i)
+		u64_stats_init(&per_cpu_ptr(vd->pcpu, i)->syncp);
+	vd->queues[0].last_cpu = -1;
+	vd->queues[0].cpu = -1;
+	/* Spread queues, each with a ring and a NAPI context. */
+	for (i = 1; i < dev->num_rx_queues; i++) {
+		struct vrss_queue *q = &vd->queues[i];
+
+		err = ptr_ring_init(&q->ring, vd->ring_size, GFP_KERNEL);
+		if (err)
+			goto err_rings;
+		q->vd = vd;
+		q->index = i;
+		q->last_cpu = -1;
+		INIT_CSD(&q->csd, vrss_kick_handler, q);
+		u64_stats_init(&q->syncp);
+		netif_napi_add(dev, &q->napi, vrss_poll);
+	}
+	/* Until the lower has delivered: as if on the first online CPU. */
+	cpus_read_lock();
+	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
+	cpus_read_unlock();
+	err = cpuhp_state_add_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
+	if (err)
+		goto err_rings;
+	return 0;
+
+err_rings:
+	while (--i > 0) {
+		netif_napi_del(&vd->queues[i].napi);
+		ptr_ring_cleanup(&vd->queues[i].ring, NULL);
+	}
+	free_percpu(vd->pcpu);
+	vd->pcpu = NULL;
+err_avoid:
+	free_cpumask_var(vd->queues_avoid);
+err_queues:
+	kfree(vd->queues);
+	vd->queues = NULL;
+	return err;
+}
+
+/* Teardown: the device is gone. */
+static void vrss_skb_free(void *ptr)
+{
+	kfree_skb_reason(ptr, SKB_DROP_REASON_DEV_READY);
+}
+
+/* After vrss_queues_stop(): nothing produces, no NAPI runs. */
+void vrss_queues_free(struct vrss_dev *vd)
+{
+	unsigned int i;
+
+	cpuhp_state_remove_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
+	/* One grace period for all the NAPI contexts, as veth does. */
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		__netif_napi_del(&vd->queues[i].napi);
+	synchronize_net();
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
+	free_percpu(vd->pcpu);
+	vd->pcpu = NULL;
+	free_cpumask_var(vd->queues_avoid);
+	kfree(vd->queues);
+	vd->queues = NULL;
+}
+
+/*
+ * Device down (no producer, no NAPI): the frames still queued are dropped
+ * and counted, and every ring position is caught up, before the rings
+ * change size.
+ */
+int vrss_queues_resize(struct vrss_dev *vd, unsigned int size)
+{
+	struct sk_buff *skb;
+	unsigned int i;
+	int err;
+
+	for (i = 1; i < vd->dev->num_rx_queues; i++) {
+		struct vrss_queue *q = &vd->queues[i];
+
+		while ((skb = __ptr_ring_consume(&q->ring))) {
+			vrss_queue_drop(q, skb, SKB_DROP_REASON_DEV_READY);
+			q->consumed++;
+		}
+		q->head = q->consumed;
+		err = ptr_ring_resize(&q->ring, size, GFP_KERNEL, vrss_skb_free);
+		if (err)
+			return err;
+	}
+	vd->ring_size = size;
+	return 0;
+}
+
+void vrss_queues_open(struct vrss_dev *vd)
+{
+	unsigned int i;
+
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		napi_enable(&vd->queues[i].napi);
+	/* Frames left from before the last stop are delivered now. */
+	for (i = 1; i < vd->dev->num_rx_queues; i++) {
+		local_bh_disable();
+		if (!ptr_ring_empty(&vd->queues[i].ring))
+			napi_schedule(&vd->queues[i].napi);
+		local_bh_enable();
+	}
+	/* And parked ones, whose rings may have been emptied meanwhile. */
+	queue_work(system_highpri_wq, &vd->park_work);
+}
+
+/*
+ * The device is no longer running, so the rx_handler no longer enqueues
+ * once the RCU readers that saw it running are gone (one grace period for
+ * all queues).  Then nothing may kick a queue: first no poll runs (a poll
+ * queues the park work), then no park work (it kicks the queues parked
+ * frames go to); last, the kicks already sent are waited for, whose
+ * handler must not run against a queue that is being freed.
+ */
+void vrss_queues_stop(struct vrss_dev *vd)
+{
+	unsigned int i;
+
+	synchronize_net();
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		napi_disable(&vd->queues[i].napi);
+	/* Parked frames wait for the next open. */
+	cancel_work_sync(&vd->park_work);
+	for (i = 1; i < vd->dev->num_rx_queues; i++)
+		while (test_bit_acquire(VRSS_QUEUE_KICK_PENDING, &vd->queues[i].state))
+			cond_resched();
+}
+
+/*
+ * CPU hotplug, with the hotplug lock held (the load work's placement
+ * takes it for reading, so the two never interleave).  Before a CPU goes
+ * down, the queues are placed again without it; when one comes (back),
+ * again with it.  Either way away from the CPUs the lower was last seen
+ * delivering on.  Frames already queued are not lost: a kick in flight
+ * runs on the dying CPU when it flushes its IPIs, and the core moves a
+ * NAPI scheduled there to a live CPU.
+ */
+static int vrss_cpu_down_prep(unsigned int cpu, struct hlist_node *node)
+{
+	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
+
+	vrss_queues_arrange(vd, cpu);
+	return 0;
+}
+
+static int vrss_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct vrss_dev *vd = hlist_entry(node, struct vrss_dev, cpuhp_node);
+
+	vrss_queues_arrange(vd, -1);
+	return 0;
+}
+
+int vrss_queues_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "net/vrss:online",
+				      vrss_cpu_online, vrss_cpu_down_prep);
+	if (ret < 0)
+		return ret;
+	vrss_cpuhp_state = ret;
+	return 0;
+}
+
+void vrss_queues_exit(void)
+{
+	cpuhp_remove_multi_state(vrss_cpuhp_state);
+}
