@@ -167,6 +167,8 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 			/* Pairs with the acquire of the CPUs that queued behind. */
 			atomic64_set_release(&vd->buckets[b], 0);
 			spin_unlock(&park->lock);
+			/* Home before draining is read; pairs with its barrier. */
+			smp_mb();
 			vrss_drain_wake(vd);
 			return;
 		}
@@ -178,27 +180,31 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 /*
  * Bucket @b's parked frames are being handed up by another CPU (state
  * @last, DELIVERING): the frame queues behind them, on the bucket's park
- * list, which the deliverer empties before it lets the bucket go (at most
- * a ring's worth waits there: beyond, queue 0's drops).  False when the
- * state changed meanwhile: decide again.
+ * list, which the deliverer empties before it lets the bucket go.  At
+ * most a ring's worth queues behind one delivery (beyond, queue 0's
+ * drops), so that the deliverer, with BH off, does a bounded amount of
+ * work.  False when the state changed meanwhile: decide again.
  */
 static bool vrss_park_behind(struct vrss_dev *vd, unsigned int b, u64 last,
 			     struct sk_buff *skb)
 {
 	struct sk_buff_head *park = &vd->park[b];
-	bool queued = false;
+	bool queued = false, drop = false;
 
 	spin_lock(&park->lock);
 	if (atomic64_read(&vd->buckets[b]) == last) {
-		if (unlikely(skb_queue_len(park) >= vd->ring_size)) {
-			vrss_queue_drop(&vd->queues[0], skb, SKB_DROP_REASON_FULL_RING);
-		} else {
+		drop = vd->park_behind[b] >= vd->ring_size;
+		if (!drop) {
 			__skb_queue_tail(park, skb);
-			atomic64_inc(&vd->rx_held);
+			vd->park_behind[b]++;
 		}
 		queued = true;
 	}
 	spin_unlock(&park->lock);
+	if (unlikely(drop))
+		vrss_queue_drop(&vd->queues[0], skb, SKB_DROP_REASON_FULL_RING);
+	else if (queued)
+		atomic64_inc(&vd->rx_held);
 	return queued;
 }
 
@@ -235,11 +241,18 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 		if (!__ptr_ring_empty(&t->ring))
 			vrss_queue_kick(t);
 	} else {
+		/*
+		 * Under the list's lock too: a CPU that sees DELIVERING queues
+		 * behind under it (vrss_park_behind()), onto an empty list.
+		 */
+		spin_lock(&vd->park[b].lock);
 		vrss_unparked(q, skb_queue_len(&vd->park[b]));
 		skb_queue_splice_tail_init(&vd->park[b], up);
+		vd->park_behind[b] = 0;
 		/* Nothing to hand up (cannot be: a parked bucket has a frame). */
 		atomic64_set(&vd->buckets[b], skb_queue_empty(up) ? 0 :
 			     VRSS_BUCKET_DELIVERING | smp_processor_id());
+		spin_unlock(&vd->park[b].lock);
 	}
 	vrss_bucket_moved(vd, b, from, to);
 	return to;
@@ -552,6 +565,7 @@ void vrss_move_init(struct vrss_dev *vd)
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		skb_queue_head_init(&vd->park[b]);
+	memset(vd->park_behind, 0, sizeof(vd->park_behind));
 	INIT_WORK(&vd->park_work, vrss_park_work);
 	init_waitqueue_head(&vd->drain_wq);
 }
@@ -631,7 +645,7 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
  */
 void vrss_move_hashing_off(struct vrss_dev *vd)
 {
-	long left_jiffies = msecs_to_jiffies(100);
+	unsigned long end = jiffies + msecs_to_jiffies(100);
 	unsigned int b, left;
 	int events;
 
@@ -639,15 +653,16 @@ void vrss_move_hashing_off(struct vrss_dev *vd)
 	/* Draining before any head is read; pairs with the poll's barrier. */
 	smp_mb();
 	for (;;) {
-		events = atomic_read(&vd->drain_events);
+		/* Before the heads are read: a publish it counts, they show. */
+		events = atomic_read_acquire(&vd->drain_events);
 		left = 0;
 		for (b = 0; b < VRSS_INDIR_SIZE; b++)
 			left += !vrss_bucket_drain(vd, b);
-		if (!left || !netif_running(vd->dev) || !left_jiffies)
+		if (!left || !netif_running(vd->dev) || time_after_eq(jiffies, end))
 			break;
-		left_jiffies = wait_event_timeout(vd->drain_wq,
-						  atomic_read(&vd->drain_events) != events,
-						  left_jiffies);
+		wait_event_timeout(vd->drain_wq,
+				   atomic_read(&vd->drain_events) != events,
+				   max_t(long, end - jiffies, 1));
 	}
 	WRITE_ONCE(vd->draining, false);
 	if (left && netif_running(vd->dev))

@@ -13,6 +13,7 @@
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -21,6 +22,16 @@
 #include "vrss.h"
 
 static enum cpuhp_state vrss_cpuhp_state;
+
+/*
+ * For tests only: where the rings' 32-bit positions start on a new
+ * device, so that a test reaches their wrap after a few frames instead of
+ * 2^32 (reorder.sh starts 2048 frames before it).
+ */
+static uint vrss_ring_start;
+module_param_named(test_ring_start, vrss_ring_start, uint, 0644);
+MODULE_PARM_DESC(test_ring_start,
+		 "for tests: first ring position of a new device's queues (default 0)");
 
 /* IPI handler, in hardirq context on the queue's CPU. */
 static void vrss_kick_handler(void *info)
@@ -246,7 +257,8 @@ static int vrss_place_nth(const struct cpumask *primary, int gone,
 			if (cpu != gone && cpumask_test_cpu(cpu, primary) == pass &&
 			    k-- == 0)
 				return cpu;
-	return cpumask_any_but(cpu_online_mask, gone);
+	return gone < 0 ? cpumask_first(cpu_online_mask) :
+	       cpumask_any_but(cpu_online_mask, gone);
 }
 
 /*
@@ -310,17 +322,24 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 		q->vd = vd;
 		q->index = i;
 		q->last_cpu = -1;
+		q->tail = READ_ONCE(vrss_ring_start);
+		q->head = q->tail;
+		q->consumed = q->tail;
 		INIT_CSD(&q->csd, vrss_kick_handler, q);
 		u64_stats_init(&q->syncp);
 		netif_napi_add(dev, &q->napi, vrss_poll);
 	}
-	/* Until the lower has delivered: as if on the first online CPU. */
-	cpus_read_lock();
-	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
-	cpus_read_unlock();
 	err = cpuhp_state_add_instance_nocalls(vrss_cpuhp_state, &vd->cpuhp_node);
 	if (err)
 		goto err_rings;
+	/*
+	 * Then placed (a CPU that comes or goes from now on places them
+	 * again): until the lower has delivered, as if on the first online
+	 * CPU.
+	 */
+	cpus_read_lock();
+	vrss_queues_place(vd, cpumask_of(cpumask_first(cpu_online_mask)));
+	cpus_read_unlock();
 	return 0;
 
 err_rings:

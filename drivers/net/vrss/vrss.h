@@ -164,6 +164,8 @@ struct vrss_dev {
 	atomic64_t buckets[VRSS_INDIR_SIZE];
 	/* Per bucket: frames waiting for their old ring to drain (move.c). */
 	struct sk_buff_head park[VRSS_INDIR_SIZE];
+	/* Per bucket: frames queued behind its delivery (its park lock). */
+	u32 park_behind[VRSS_INDIR_SIZE];
 	struct work_struct park_work;	/* releases them once it drained */
 	/* rxhash off waits for the rings to hand up their frames (move.c). */
 	bool draining;

@@ -24,6 +24,9 @@
 # with the GRO settings: a bucket that parks behind its old ring with no
 # later frame to move it (the answer waits for the request) must still
 # leave, so no transaction waits over 200 ms and none is lost.
+#
+# The rings' 32-bit positions start 2048 frames before their wrap (the
+# module's test_ring_start, for tests only), so every transfer crosses it.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
@@ -35,7 +38,7 @@ nq=$(nproc)
 COUNT=${VRSS_REORDER_COUNT:-96000}
 FLOWS=16
 
-ktap_plan 20
+ktap_plan 21
 
 tmp=$(mktemp -d)
 flipper=
@@ -48,6 +51,8 @@ cleanup() {
 	wait 2>/dev/null
 	rm -rf "$tmp"
 	vrss_net_cleanup
+	[ -w /sys/module/vrss/parameters/test_ring_start ] &&
+		echo 0 > /sys/module/vrss/parameters/test_ring_start
 	vrss_unload 2>/dev/null
 }
 trap cleanup EXIT
@@ -57,8 +62,10 @@ taint0=$(vrss_taint_other)
 # boot's random key, 1 boot in 32 hashes all 16 onto queue 0 and no bucket
 # ever moves.  Microsoft's verification key spreads them evenly over 2, 3
 # or 4 queues (an independent Toeplitz says 8+8, 5+5+6, 4+4+4+4).
+WRAP=$(((1 << 32) - 2048))
 setup() {
-	vrss_load && vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on &&
+	vrss_load && echo $WRAP > /sys/module/vrss/parameters/test_ring_start &&
+		vrss_net_setup numrxqueues "$nq" && ethtool -K vrss0 rxhash on &&
 		ethtool -X vrss0 hkey $VRSS_MS_KEY &&
 		vrss_sys_set interval_ms 10 &&
 		ip netns exec $VRSS_PEER ethtool -K veth1 gso off tx-udp-segmentation off > /dev/null &&
@@ -236,5 +243,16 @@ gro_on 150000000 2
 rr_across "request/response across contractions, gro_flush_timeout 150 ms and napi_defer_hard_irqs 2 on vrss0"
 gro_off
 
+# Each spread queue took more frames than the 2048 before the wrap.
+wrapped() {
+	local i n ok=0
+	for ((i = 1; i < nq; i++)); do
+		n=$(vrss_stat vrss0 rx_queue_${i}_packets)
+		echo "queue $i: $n frames from position $WRAP"
+		[ "$n" -gt 2048 ] || ok=1
+	done
+	return $ok
+}
+ktap_check "every spread queue's ring positions wrapped (2048 frames before 2^32 at the start)" wrapped
 ktap_check "no taint beyond out-of-tree and unsigned" test "$(vrss_taint_other)" = "$taint0"
 ktap_finish
