@@ -34,7 +34,7 @@ GUEST=198.51.100.1
 HOST=198.51.100.2
 tmp=$(mktemp -d)
 
-ktap_plan 16
+ktap_plan 17
 
 hog=
 pacer=
@@ -308,11 +308,13 @@ churn() {
 	ethtool -X vrss0 default
 	echo "$i" > "$tmp/churned"
 }
+# reorder [MODE]: the receiver in vrss_traffic seqrecv's MODE (plain).
 reorder() {
 	local m0 h0 received reordered flips channels
+	rm -f "$tmp/stop" "$tmp/recv" "$tmp/flip" "$tmp/churned"
 	m0=$(vrss_stat vrss0 bucket_moves)
 	h0=$(vrss_stat vrss0 rx_held_for_order)
-	"$VRSS_TRAFFIC" seqrecv $GUEST $FLOWS $COUNT > "$tmp/recv" &
+	"$VRSS_TRAFFIC" seqrecv $GUEST $FLOWS $COUNT "${1:-plain}" > "$tmp/recv" &
 	local receiver=$!
 	vrss_wait_ready "$tmp/recv"
 	"$VRSS_TRAFFIC" flip vrss0 "$ncpu" "$tmp/stop" > "$tmp/flip" &
@@ -348,6 +350,24 @@ sum=0
 for p in $(vrss_queue_packets vrss0); do sum=$((sum + p)); done
 ktap_check "ip -s link rx_packets = the sum of the queues' packets" \
 	test "$(< /sys/class/net/vrss0/statistics/rx_packets)" = "$sum"
+
+# The reorder check again with the receive modes that keep frames out of
+# the stack after a poll: GRO holding them (gro_flush_timeout on vrss0,
+# UDP GRO sockets) and busy polling (sockets connected to the host's
+# flows, SO_BUSY_POLL).  After the accounting: with a UDP GRO socket the
+# NIC's GRO merges datagrams, which it counts one by one and vrss0 as
+# one skb.
+held_modes() {
+	local rc
+	echo 10000000 > /sys/class/net/vrss0/gro_flush_timeout &&
+		sysctl -qw net.core.busy_poll=50 || return 1
+	reorder "busy=$HOST"
+	rc=$?
+	echo 0 > /sys/class/net/vrss0/gro_flush_timeout
+	sysctl -qw net.core.busy_poll=0
+	return $rc
+}
+ktap_check "no flow reordered under the same changes with gro_flush_timeout 10 ms and busy-polling UDP GRO sockets" held_modes
 
 ktap_check "ip link del vrss0 under no traffic" ip link del vrss0
 ktap_check "rmmod vrss" vrss_unload
