@@ -198,6 +198,10 @@ vrss_peer_stat() {
 
 # One ip for all three (-force: on past what is already gone).
 vrss_net_cleanup() {
+	# Sockets still closing towards the peer (a server's FIN-WAIT-1 after
+	# stress.sh) would retransmit into the next test's peer, whose
+	# resets then reach that test's vrss0: closed here.
+	ss -K dst $VRSS_PEER_IP > /dev/null 2>&1
 	ip -force -batch - > /dev/null 2>&1 <<-EOF
 		link del vrss0
 		link del veth0
