@@ -85,7 +85,7 @@ ktap_check "under CPU flapping: delivered + ring drops = 64000 sent" test $((sum
 # as if CPU 0 were the primary; the load work, which would place them
 # right again at its next interval, waits 10 s meanwhile.
 flap_seq() {
-	local i seq received reordered drops0 drops
+	local i seq received reordered drops drops_apart parts0
 	vrss_net_cleanup
 	vrss_net_setup numrxqueues 3 && ethtool -K vrss0 rxhash on &&
 		ethtool -X vrss0 hkey $VRSS_MS_KEY || return 1
@@ -96,7 +96,6 @@ flap_seq() {
 	vrss_sys_set interval_ms 10000
 	# The receiver's buffer rides out a stalled vCPU (TCG, stop_machine).
 	sysctl -qw net.core.rmem_max=$((64 << 20))
-	drops0=$(vrss_seq_drops)
 	read -r -a parts0 < <(vrss_seq_drop_parts)
 	qdrops0=$(ethtool -S vrss0 | grep -E 'rx_queue_[0-9]+_drops' | awk '{print $2}' | xargs)
 	taskset -c 0 "$VRSS_TRAFFIC" seqrecv $VRSS_IP 16 64000 > "$tmp/recv" &
@@ -114,10 +113,8 @@ flap_seq() {
 	wait $receiver
 	receiver=
 	read -r _ received _ reordered _ < <(grep '^received' "$tmp/recv")
-	drops=$(($(vrss_seq_drops) - drops0))
-	read -r -a parts < <(vrss_seq_drop_parts)
-	echo "received $received of 64000, reordered $reordered, counted drops $drops" \
-	     "(vrss0 $((parts[0] - parts0[0])), socket $((parts[1] - parts0[1])), veth1 $((parts[2] - parts0[2])));" \
+	read -r drops drops_apart < <(vrss_seq_drops_since "${parts0[@]}")
+	echo "received $received of 64000, reordered $reordered, counted drops $drops ($drops_apart);" \
 	     "ring drops per queue before: $qdrops0, after:" \
 	     "$(ethtool -S vrss0 | grep -E 'rx_queue_[0-9]+_drops' | awk '{print $2}' | xargs)," \
 	     "dropped while down $(vrss_stat vrss0 rx_dropped_down)"

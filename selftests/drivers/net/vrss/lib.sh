@@ -310,6 +310,15 @@ vrss_seq_drop_parts() {
 	     "$(vrss_peer_stat veth1 tx_dropped)"
 }
 
+# vrss_seq_drops_since V S P: the drops since vrss_seq_drop_parts printed
+# V S P, in one reading: their sum, then "vrss0 v, socket s, veth1 p".
+vrss_seq_drops_since() {
+	local -a now
+	read -r -a now < <(vrss_seq_drop_parts)
+	local v=$((now[0] - $1)) s=$((now[1] - $2)) p=$((now[2] - $3))
+	echo "$((v + s + p)) vrss0 $v, socket $s, veth1 $p"
+}
+
 # vrss_cal_ipis: the kernel's function-call interrupts so far, all vCPUs
 # (/proc/interrupts CAL).
 vrss_cal_ipis() {

@@ -86,7 +86,6 @@ last=$((nq - 1))
 transfer() {
 	local mode=${1:-plain} burst=${2:-64} gap=${3:-0} flipcpu=${4:-$last}
 
-	d0=$(vrss_seq_drops)
 	read -r -a parts0 < <(vrss_seq_drop_parts)
 	q0=$(vrss_queue_packets vrss0)
 	m0=$(vrss_stat vrss0 bucket_moves)
@@ -113,9 +112,7 @@ transfer() {
 
 	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
 	read -r _ merged < <(grep '^merged' "$tmp/recv")
-	drops=$(($(vrss_seq_drops) - d0))
-	read -r -a parts < <(vrss_seq_drop_parts)
-	drops_apart="vrss0 $((parts[0] - parts0[0])), socket $((parts[1] - parts0[1])), veth1 $((parts[2] - parts0[2]))"
+	read -r drops drops_apart < <(vrss_seq_drops_since "${parts0[@]}")
 	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
