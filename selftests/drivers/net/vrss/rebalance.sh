@@ -19,7 +19,7 @@ for t in ethtool taskset; do
 done
 [ "$(nproc)" -ge 4 ] || ktap_skip_all "needs 4 vCPUs (a queue each for 3 heavy flows and the sender)"
 
-ktap_plan 14
+ktap_plan 15
 
 tmp=$(mktemp -d)
 pids=()
@@ -81,11 +81,12 @@ distinct() {
 	[ "$(printf '%s\n' "$@" | sort -u | wc -l)" = $# ]
 }
 
-vrss_trace_on vrss_rebalance vrss_width_change
+vrss_trace_on vrss_rebalance vrss_width_change vrss_load_sample
 d0=$(vrss_seq_drops)
 r0=$(vrss_stat vrss0 rebalance_events)
 rb0=$(vrss_stat vrss0 rebalance_buckets)
 q0=$(vrss_queue_packets vrss0)
+echo "traffic starts" > $VRSS_TRACING/trace_marker
 "$VRSS_TRAFFIC" seqrecv $VRSS_IP 1024 1000000000 > "$tmp/recv" &
 pids+=($!)
 vrss_wait_ready "$tmp/recv"
@@ -127,8 +128,20 @@ heavy_there() {
 	distinct "${cpus[@]}"
 }
 ktap_check "... their frames went there, three vCPUs apart" heavy_there
-# What moved, and why: the loads each move was decided on.
-grep -E ' vrss_(rebalance|width_change): ' $VRSS_TRACING/trace | sed 's/^.* vrss_/# vrss_/'
+# What moved, when and why: the loads each move was decided on.
+grep -E ' (vrss_(rebalance|width_change)|tracing_mark_write): ' $VRSS_TRACING/trace |
+	sed -E 's/^.* ([0-9]+\.[0-9]+): /# \1 /'
+# The policy's samples while every vCPU is busy (width 4): a sample that
+# waits behind the receive work stretches the interval (a nice 0 worker:
+# one sample in 2 s instead of 10 a second, and a split in 16-20 s).
+rate=$(awk '/ vrss_load_sample: .* width=4 / {
+		t = $0; sub(/: vrss_load_sample:.*/, "", t); sub(/.* /, "", t)
+		if (!n++) first = t; last = t }
+	END { if (n > 1 && last > first) printf "%d %.1f %.1f\n", (n - 1) / (last - first), n, last - first }' \
+	$VRSS_TRACING/trace)
+read -r rate nsamples span <<< "${rate:-0 0 0}"
+echo "# $nsamples load samples at width 4 in $span s: $rate a second (interval_ms $(vrss_sys interval_ms))"
+ktap_check "the load samples kept their pace while spread (at least 2 a second of 10)" test "$rate" -ge 2
 ktap_check "the light flows stayed on their queues ($light0)" \
 	test "$(queues_of "${lb[@]}")" = "$light0"
 ktap_check "ethtool -x still shows the user's table" test "$(table)" = "$user_table"
