@@ -41,7 +41,8 @@ clean:
 
 # One output tree per installed Debian kernel: build/<kver>/.
 modules-all:
-	@$(S)/kernels.sh | while read -r series kver; do \
+	@kernels=$$($(S)/kernels.sh) || exit 1; \
+	echo "$$kernels" | while read -r series kver; do \
 		echo "  BUILD   vrss.ko for $$kver"; \
 		$(S)/build-module.sh $$kver || exit 1; \
 	done

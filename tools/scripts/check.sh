@@ -133,6 +133,8 @@ account() {
 }
 
 tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exit 1; }
+# The kernels the guest suites boot, 6.1's and 6.12's (with their headers).
+kernels=$(tools/scripts/kernels.sh) || { echo "check: no kernels to test on" >&2; exit 1; }
 # The tools the rig's tests use (the instruction meter) before anything
 # runs beside them: the background's make of them is then a no-op.
 make -s tools || { echo "check: building the tools failed" >&2; exit 1; }
@@ -252,8 +254,7 @@ while read -r series kver; do
 		"$series guest: modprobe vrss from DKMS and from make install, vrss0 up, rxhash on" \
 		"$repo/build/dkms/root" "$repo/build/dkms/inst" -- \
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
-done < <(tools/scripts/kernels.sh)
-# (No kernel to boot: they are still counted.)
+done <<< "$kernels"
 collect_dkms
 
 echo
@@ -261,4 +262,7 @@ echo "=== summary ($(($(date +%s) - t0)) s)"
 printf '%s\n' "${summary[@]}"
 echo "test cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped" \
      "(skipped: grep -h '# SKIP' build/check/*.log)"
-[ "$failed_suites" = 0 ]
+# Every guest suite, 4 a kernel: one missing is a failure too.
+guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost)-')
+echo "guest suites: $guest_suites run of $((4 * $(wc -l <<< "$kernels"))) ($(awk '{ printf "%s%s", s, $1; s = ", " }' <<< "$kernels"))"
+[ "$failed_suites" = 0 ] && [ "$guest_suites" = $((4 * $(wc -l <<< "$kernels"))) ]

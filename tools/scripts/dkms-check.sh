@@ -22,7 +22,8 @@ tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C "$scratch/src/vrss
 dkms_opts=(--dkmstree "$scratch/tree" --sourcetree "$scratch/src"
 	   --installtree "$scratch/root/lib/modules")
 
-mapfile -t kernels < <(tools/scripts/kernels.sh)
+kernels=$(tools/scripts/kernels.sh) || exit 1
+mapfile -t kernels <<< "$kernels"
 guest=${VRSS_DKMS_GUEST:-1}
 echo "TAP version 13"
 echo "1..$((1 + (3 + guest) * ${#kernels[@]}))"

@@ -37,7 +37,9 @@ for f in "${sources[@]}"; do
 	esac || { echo "$f:1: missing or misplaced SPDX-License-Identifier"; fail=1; }
 done
 
-# sparse and W=1 in one build per kernel: any warning or error fails.
+# sparse and W=1 in one build per kernel: any warning or error fails,
+# and so do missing headers.
+kernels=$(tools/scripts/kernels.sh) || exit 1
 while read -r series kver; do
 	echo "  SPARSE+W=1 $kver"
 	log=$(mktemp)
@@ -51,6 +53,6 @@ while read -r series kver; do
 		fail=1
 	fi
 	rm -f "$log"
-done < <(tools/scripts/kernels.sh)
+done <<< "$kernels"
 
 exit $fail

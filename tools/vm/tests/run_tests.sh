@@ -49,7 +49,7 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..23"
+echo "1..25"
 
 # A guest side that checks its NIC: QUEUES combined channels, the
 # documented MAC, then host->guest ping through tools/vm/host, and the
@@ -189,6 +189,22 @@ echo "# exit $r: $(cat "$tmp/err")"
 ip netns list | grep -q "^$ns\b" && [ "$r" = 2 ] && grep -q 'exists already' "$tmp/err"
 result $? "--netns: a namespace that exists is refused, and left alone"
 ip netns del $ns
+
+# Without a series' headers nothing that builds or boots per kernel may
+# pass as if there were no kernels to do it for (make check went green
+# once with no guest suite run).
+empty=$tmp/modules
+mkdir -p "$empty/6.12.1-amd64/build"
+out=$(VRSS_MODULES_ROOT=$empty "$repo/tools/scripts/kernels.sh" 2> "$tmp/err")
+r=$?
+echo "# kernels.sh, 6.12 headers only: exit $r, '$out': $(cat "$tmp/err")"
+[ "$r" = 1 ] && [ -z "$out" ] && grep -q 'no 6.1 kernel headers' "$tmp/err"
+result $? "kernels.sh: a series without headers fails, and lists no kernel"
+VRSS_MODULES_ROOT=$empty make -s -C "$repo" modules-all > "$tmp/out" 2>&1
+r=$?
+echo "# make modules-all with it: exit $r"
+[ "$r" != 0 ] && ! grep -q BUILD "$tmp/out"
+result $? "make modules-all fails then, building nothing"
 
 echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ $fail -eq 0 ]
