@@ -581,37 +581,6 @@ void vrss_move_free(struct vrss_dev *vd)
 			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 }
 
-/* Bucket @b sits on spread queue @i, neither moving nor delivering. */
-static bool vrss_bucket_on(struct vrss_dev *vd, unsigned int b, unsigned int i)
-{
-	u64 last = atomic64_read(&vd->buckets[b]);
-
-	return !(last & VRSS_BUCKET_FLAGS) && vrss_bucket_queue(last) == i;
-}
-
-/*
- * The buckets on @q from @first, refreshed under one hold of its lock, not
- * one a bucket: each unlock runs the softirqs pending on this CPU, which
- * under load stretched the sample.
- */
-static void vrss_queue_refresh(struct vrss_dev *vd, struct vrss_queue *q,
-			       unsigned int first)
-{
-	unsigned int b;
-	u64 last;
-	u32 head;
-
-	spin_lock_bh(&q->ring.producer_lock);
-	for (b = first; b < VRSS_INDIR_SIZE; b++) {
-		if (!vrss_bucket_on(vd, b, q->index))
-			continue;
-		last = vrss_ring_lock_held_state(vd, q, b, &head);
-		if (last != U64_MAX)
-			atomic64_set(&vd->buckets[b], vrss_bucket_refresh(last, head));
-	}
-	spin_unlock_bh(&q->ring.producer_lock);
-}
-
 /*
  * From the load work, every interval while receive hashing is on.  A
  * bucket idle on a spread queue takes the ring's head as its tail once
@@ -621,25 +590,36 @@ static void vrss_queue_refresh(struct vrss_dev *vd, struct vrss_queue *q,
  */
 void vrss_move_tick(struct vrss_dev *vd)
 {
-	unsigned int nq = vd->dev->num_rx_queues, b, i;
 	bool parked = false, home = true;
+	struct vrss_queue *q;
+	unsigned int b;
 	u64 last;
+	u32 head;
 
 	/* Only a claim takes a bucket off the primary (steer_lock held). */
 	if (vd->all_home)
 		return;
+	/*
+	 * Softirqs off once, not in each lock: every spin_unlock_bh() ran
+	 * this CPU's pending softirqs inside the sample, which under load
+	 * stretched it (300 ms seen).
+	 */
+	local_bh_disable();
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		last = atomic64_read(&vd->buckets[b]);
 		home &= !last;
 		if (last & VRSS_BUCKET_PARKED)
 			parked = true;
+		if (last & VRSS_BUCKET_FLAGS || !vrss_bucket_queue(last))
+			continue;
+		q = &vd->queues[vrss_bucket_queue(last)];
+		spin_lock(&q->ring.producer_lock);
+		last = vrss_ring_lock_held_state(vd, q, b, &head);
+		if (last != U64_MAX)
+			atomic64_set(&vd->buckets[b], vrss_bucket_refresh(last, head));
+		spin_unlock(&q->ring.producer_lock);
 	}
-	for (i = 1; i < nq && !home; i++)
-		for (b = 0; b < VRSS_INDIR_SIZE; b++)
-			if (vrss_bucket_on(vd, b, i)) {
-				vrss_queue_refresh(vd, &vd->queues[i], b);
-				break;
-			}
+	local_bh_enable();
 	if (parked)
 		queue_work(system_highpri_wq, &vd->park_work);
 	vd->all_home = home;
