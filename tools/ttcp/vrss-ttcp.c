@@ -21,12 +21,18 @@
  * -t seconds and reports, for the whole machine it runs on: throughput
  * (total and per stream), per-CPU utilisation (user, sys, softirq, idle
  * from /proc/stat), NET_RX softirqs and packets processed per CPU
- * (/proc/softirqs, /proc/net/softnet_stat), function-call IPIs per packet
- * (/proc/interrupts CAL), TCP retransmits (/proc/net/snmp) and CPU cycles
- * per byte, plus one sample per second, as text or JSON.
+ * (/proc/softirqs, /proc/net/softnet_stat), function-call IPIs per frame
+ * received (/proc/interrupts CAL over the rx_packets of the devices at the
+ * bottom of the stack, which count each frame once: softnet's processed
+ * counts a frame stacked devices send through the receive core again, as
+ * vrss0's inline path and its spread queues' polls do), TCP retransmits
+ * (/proc/net/snmp) and CPU cycles per byte (CPU time times the nominal
+ * MHz of /proc/cpuinfo: an estimate, not a cycle counter), plus one
+ * sample per second, as text or JSON.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -106,6 +112,7 @@ struct snapshot {
 	uint64_t ipis[MAX_CPUS];
 	uint64_t retrans;
 	uint64_t bytes;
+	uint64_t frames;	/* rx_packets of the bottom devices */
 };
 
 static void die(const char *what)
@@ -238,6 +245,52 @@ static uint64_t read_snmp(const char *proto, const char *field)
 	return result;
 }
 
+/*
+ * The frames received, each once: the rx_packets of every device stacked
+ * on no other (no lower_* link in sysfs: lo, veth0 or the NIC; not vrss0,
+ * a VLAN or a bridge).
+ */
+static uint64_t read_rx_frames(void)
+{
+	char path[512], name[256];
+	struct dirent *d, *l;
+	uint64_t sum = 0;
+	unsigned long long v;
+	bool stacked;
+	DIR *dir, *dev;
+	FILE *f;
+
+	dir = opendir("/sys/class/net");
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.' ||
+		    strlen(d->d_name) >= sizeof(name))
+			continue;
+		strcpy(name, d->d_name);
+		snprintf(path, sizeof(path), "/sys/class/net/%s", name);
+		dev = opendir(path);
+		if (!dev)
+			continue;
+		stacked = false;
+		while ((l = readdir(dev)))
+			if (!strncmp(l->d_name, "lower_", 6))
+				stacked = true;
+		closedir(dev);
+		if (stacked)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &v) == 1)
+			sum += v;
+		fclose(f);
+	}
+	closedir(dir);
+	return sum;
+}
+
 static uint64_t total_bytes(void)
 {
 	uint64_t sum = 0;
@@ -256,6 +309,7 @@ static void snap(struct snapshot *s)
 	read_row("/proc/softirqs", "NET_RX:", s->net_rx);
 	read_row("/proc/interrupts", "CAL:", s->ipis);
 	read_softnet(s->processed);
+	s->frames = read_rx_frames();
 	s->retrans = read_snmp("Tcp:", "RetransSegs");
 }
 
@@ -485,8 +539,8 @@ static void report(const struct snapshot *a, const struct snapshot *b,
 			break;
 	if (f)
 		fclose(f);
+	packets = b->frames - a->frames;
 	for (c = 0; c < b->ncpu; c++) {
-		packets += b->processed[c] - a->processed[c];
 		ipis += b->ipis[c] - a->ipis[c];
 		busy_ticks += busy_of(&b->cpu[c]) - busy_of(&a->cpu[c]);
 	}
@@ -504,7 +558,8 @@ static void report(const struct snapshot *a, const struct snapshot *b,
 			printf("%s%.1f", i ? ", " : "",
 			       (bytes1[i] - bytes0[i]) * 8 / secs / 1e6);
 		printf("],\n \"tcp_retransmits\": %lu, \"packets\": %lu,"
-		       " \"ipis_per_packet\": %.4f, \"cycles_per_byte\": %.2f,\n",
+		       " \"ipis_per_packet\": %.4f, \"cycles_per_byte\": %.2f,"
+		       " \"cycles_per_byte_basis\": \"CPU time x /proc/cpuinfo MHz\",\n",
 		       b->retrans - a->retrans, packets,
 		       packets ? (double)ipis / packets : 0, cpb);
 		printf(" \"cpus\": [");
@@ -557,8 +612,10 @@ static void report(const struct snapshot *a, const struct snapshot *b,
 		       b->net_rx[c] - a->net_rx[c], b->processed[c] - a->processed[c],
 		       b->ipis[c] - a->ipis[c]);
 	}
-	printf("  TCP retransmits %lu, IPIs per packet %.3f, cycles per byte %.2f\n",
-	       b->retrans - a->retrans, packets ? (double)ipis / packets : 0, cpb);
+	printf("  frames received %lu, TCP retransmits %lu, IPIs per frame %.3f,"
+	       " cycles per byte %.2f (CPU time x cpuinfo's %.0f MHz)\n",
+	       packets, b->retrans - a->retrans,
+	       packets ? (double)ipis / packets : 0, cpb, mhz);
 }
 
 static void usage(void)
