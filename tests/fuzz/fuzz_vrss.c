@@ -18,6 +18,8 @@
 #include <vrss/rebalance.h>
 #include <vrss/toeplitz.h>
 
+#include "../unit/policy_model.h"
+
 #define check(cond) do { if (!(cond)) abort(); } while (0)
 
 #define FUZZ_QUEUES	16
@@ -133,14 +135,19 @@ static void fuzz_indir(const u8 *data, size_t size)
 
 /*
  * The policy under any knobs and any load trace, knob changes included:
- * the width stays within 1..max, grows one queue at a time, and the
- * extremes hold (threshold 0: all queues; 100: one).
+ * the width stays within 1..max and, interval by interval, is what the
+ * width rules give (tests/unit/policy_model.h, which keeps its own loads
+ * and counts): the extremes (threshold 0: all queues; 100: one), one
+ * queue more after VRSS_POLICY_GROW_HOLD intervals above the threshold,
+ * fewer only after VRSS_POLICY_SHRINK_HOLD intervals not above it, and
+ * then the fewest that would stay below threshold - hysteresis.
  */
 static void fuzz_policy(const u8 *data, size_t size)
 {
 	struct vrss_load raw[FUZZ_QUEUES];
 	struct vrss_policy *p;
-	unsigned int threshold, hysteresis, max, w, old, i;
+	struct policy_model m;
+	unsigned int threshold, hysteresis, max, w, i;
 
 	if (size < 3)
 		return;
@@ -154,6 +161,7 @@ static void fuzz_policy(const u8 *data, size_t size)
 	size -= 3;
 	w = vrss_policy_reset(p, threshold, max);
 	check(w >= 1 && w <= (max ? max : 1));
+	check(w == model_reset(&m, threshold, max));
 
 	while (size >= 1) {
 		u8 op = *data++;
@@ -166,6 +174,7 @@ static void fuzz_policy(const u8 *data, size_t size)
 			else
 				max = op & 0x0f;
 			w = vrss_policy_config(p, threshold, max);
+			check(w == model_config(&m, threshold, max));
 		} else {
 			for (i = 0; i < FUZZ_QUEUES; i++) {
 				u8 b = size ? (size--, *data++) : 0;
@@ -174,12 +183,12 @@ static void fuzz_policy(const u8 *data, size_t size)
 				raw[i].busy = b;
 				raw[i].net = (u32)(b * 7) % 256;
 			}
-			old = p->width;
 			w = vrss_policy_step(p, threshold, hysteresis, raw, max);
-			check(w == p->width);
-			if (threshold && threshold < VRSS_PERCENT_MAX && max > 1 && old <= max)
-				check(w <= old + 1);
+			check(model_step(&m, threshold, hysteresis, raw, max,
+					 FUZZ_QUEUES, w));
 		}
+		/* And the width the next interval starts from. */
+		check(p->width == m.width);
 		check(w >= 1 && w <= (max > 1 ? max : 1));
 		if (max > 1 && threshold == 0)
 			check(w == max);
@@ -197,7 +206,16 @@ static void fuzz_policy(const u8 *data, size_t size)
  * buckets of one queue above the threshold move, all to one less busy
  * queue (the least busy, or when none has time to spare the one with the
  * least receive work, never the primary), none that is held, no more than
- * half the gap's worth, and never while settling.
+ * half the gap's worth, and never while settling.  Rebalancing is off at
+ * threshold 0 or 100 and when the hysteresis is not below the threshold
+ * (vrss.rst): then nothing may move.
+ *
+ * The move properties only bite where something can move.  Threshold and
+ * hysteresis drawn independently gave hysteresis >= threshold for about
+ * half the byte pairs, where nothing moves and they held whatever the
+ * code did.  So the hysteresis is folded below the threshold unless the
+ * high nibble of the width byte is 0xf: one random input in 16 checks that
+ * rebalancing stays off, the others can move buckets.
  */
 static void fuzz_rebalance(const u8 *data, size_t size)
 {
@@ -206,12 +224,16 @@ static void fuzz_rebalance(const u8 *data, size_t size)
 	struct vrss_rebal_result res;
 	unsigned int threshold, hysteresis, width, i, n, moved;
 	struct vrss_rebal r, old;
+	bool off;
 
 	if (size < 3 + VRSS_INDIR_SIZE)
 		return;
 	threshold = data[0] % 101;
 	hysteresis = data[1] % 101;
 	width = 1 + data[2] % FUZZ_QUEUES;
+	if (threshold && (data[2] & 0xf0) != 0xf0)
+		hysteresis %= threshold;
+	off = !threshold || threshold >= VRSS_PERCENT_MAX || hysteresis >= threshold;
 	for (i = 0; i < VRSS_INDIR_SIZE; i++)
 		eff[i] = data[3 + i] % width;
 	data += 3 + VRSS_INDIR_SIZE;
@@ -248,6 +270,8 @@ static void fuzz_rebalance(const u8 *data, size_t size)
 			check(weight[i]);
 		}
 		check(n == moved);
+		if (off)
+			check(!moved && !memcmp(eff, before, sizeof(eff)));
 		if (moved) {
 			check(!old.settle && r.settle == VRSS_REBAL_SETTLE);
 			check(res.from != res.to && width > 1);

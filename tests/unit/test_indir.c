@@ -8,6 +8,8 @@
 
 #include <vrss/indir.h>
 
+#include "xorshift.h"
+
 static void test_default_round_robin(void **state)
 {
 	u32 indir[VRSS_INDIR_SIZE];
@@ -127,7 +129,11 @@ static void test_effective_moves_only_leaving_queue(void **state)
 	check_effective(indir);
 }
 
-/* Dealt round robin, the default table stays balanced at every width. */
+/*
+ * Dealt round robin, the default table stays balanced at every width: each
+ * queue in use has 128 / w buckets, rounded down or up, as an even split
+ * would give them.
+ */
 static void test_effective_balanced(void **state)
 {
 	u32 indir[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE];
@@ -142,8 +148,125 @@ static void test_effective_balanced(void **state)
 			for (i = 0; i < VRSS_INDIR_SIZE; i++)
 				count[eff[i]]++;
 			for (i = 0; i < w; i++)
-				assert_in_range(count[i], VRSS_INDIR_SIZE / w - 3,
-						VRSS_INDIR_SIZE / w + 4);
+				assert_in_range(count[i], VRSS_INDIR_SIZE / w,
+						(VRSS_INDIR_SIZE + w - 1) / w);
+		}
+	}
+}
+
+/*
+ * Where the leaving buckets go, worked out by hand.  check_effective()
+ * cannot tell: it compares each width with the function's own output one
+ * queue wider, so handing them all to the primary, or to the busiest
+ * queue, would pass it.
+ */
+static void test_effective_by_hand(void **state)
+{
+	u32 indir[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE];
+	unsigned int i;
+
+	(void)state;
+	/*
+	 * Default table over 4 queues at width 3: queues 0-2 keep their 32
+	 * buckets; queue 3's (3, 7, ..., 127) are dealt one by one to the
+	 * least loaded of 0-2, which tie at every third one: the j-th (bucket
+	 * 4j + 3) to queue j % 3.
+	 */
+	vrss_indir_fill_default(indir, 4);
+	vrss_indir_effective(eff, indir, 3);
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		assert_int_equal(eff[i], i % 4 < 3 ? i % 4 : i / 4 % 3);
+
+	/*
+	 * 40 buckets on queue 0, 40 on 1, 8 on 2, 40 on 3 (0-39, 40-79,
+	 * 80-87, 88-127), width 3: queue 2 is the least loaded until it too
+	 * has 40, so buckets 88-119 go there; then 0, 1 and 2 tie at 40 and
+	 * the last 8 are dealt 0, 1, 2, 0, 1, 2, 0, 1 (ties: lowest queue).
+	 */
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		indir[i] = i < 40 ? 0 : i < 80 ? 1 : i < 88 ? 2 : 3;
+	vrss_indir_effective(eff, indir, 3);
+	for (i = 0; i < 120; i++)
+		assert_int_equal(eff[i], i < 40 ? 0 : i < 80 ? 1 : 2);
+	for (i = 120; i < VRSS_INDIR_SIZE; i++)
+		assert_int_equal(eff[i], (i - 120) % 3);
+
+	/*
+	 * A table that does not use the primary: 0-63 on queue 1, 64-95 on
+	 * 2, 96-127 on 5.  Buckets go only to queues the table uses: at
+	 * width 3 (and 4, 5) queue 5's all to queue 2 (32 < 64 up to its
+	 * last), at width 2 everything on queue 1, and only at width 1, no
+	 * queue the table uses being left, on the primary.
+	 */
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		indir[i] = i < 64 ? 1 : i < 96 ? 2 : 5;
+	vrss_indir_effective(eff, indir, 6);
+	assert_memory_equal(eff, indir, sizeof(eff));
+	vrss_indir_effective(eff, indir, 3);
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		assert_int_equal(eff[i], i < 64 ? 1 : 2);
+	vrss_indir_effective(eff, indir, 2);
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		assert_int_equal(eff[i], 1);
+	vrss_indir_effective(eff, indir, 1);
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		assert_int_equal(eff[i], 0);
+}
+
+#define REF_QUEUES	16
+
+/*
+ * The rule vrss_indir_effective() states, written the plain way for
+ * random tables: a bucket count per queue id (ids below REF_QUEUES here)
+ * instead of the header's sorted list of the ids in use, so none of its
+ * bookkeeping is shared.  From the highest queue down to the width, each
+ * bucket in turn goes to the least loaded queue below it that the table
+ * uses (ties: the lowest), or to queue 0 when there is none.
+ */
+static void effective_ref(u32 *eff, const u32 *indir, unsigned int width)
+{
+	unsigned int count[REF_QUEUES] = { 0 }, q, t, i, best;
+
+	memcpy(eff, indir, VRSS_INDIR_SIZE * sizeof(*eff));
+	for (i = 0; i < VRSS_INDIR_SIZE; i++)
+		count[indir[i]]++;
+	for (q = REF_QUEUES - 1; q >= width && q >= 1; q--) {
+		for (i = 0; i < VRSS_INDIR_SIZE; i++) {
+			if (eff[i] != q)
+				continue;
+			best = q;
+			for (t = 0; t < q; t++)
+				if (count[t] && (best == q || count[t] < count[best]))
+					best = t;
+			eff[i] = best == q ? 0 : best;
+			if (best != q)
+				count[best]++;
+		}
+	}
+}
+
+/* Random tables over a few of 16 queues, every width: as the rule says. */
+static void test_effective_against_reference(void **state)
+{
+	u32 indir[VRSS_INDIR_SIZE], eff[VRSS_INDIR_SIZE], ref[VRSS_INDIR_SIZE];
+	unsigned int n, i, w, used;
+	u64 rng = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (n = 0; n < 500; n++) {
+		/* A random subset of the queues, so gaps and a missing primary. */
+		used = xorshift_next(&rng) & 0xffff;
+		if (!used)
+			used = 1u << 15;
+		for (i = 0; i < VRSS_INDIR_SIZE; i++) {
+			do
+				indir[i] = xorshift_next(&rng) % REF_QUEUES;
+			while (!(used & (1u << indir[i])));
+		}
+		for (w = 0; w <= REF_QUEUES + 1; w++) {
+			vrss_indir_effective(eff, indir, w);
+			effective_ref(ref, indir, w);
+			assert_memory_equal(eff, ref, sizeof(eff));
 		}
 	}
 }
@@ -156,6 +279,8 @@ int main(void)
 		cmocka_unit_test(test_max),
 		cmocka_unit_test(test_effective_moves_only_leaving_queue),
 		cmocka_unit_test(test_effective_balanced),
+		cmocka_unit_test(test_effective_by_hand),
+		cmocka_unit_test(test_effective_against_reference),
 	};
 
 	return cmocka_run_group_tests_name("indir", tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * traces.  A small model stands for the guest: the receive work W (in
  * percent of one CPU, softirq time) is split evenly over the queues in
  * use, each CPU also carries some background load (applications), and
- * nothing can be busier than 100 %.
+ * nothing can be busier than 100 %.  Every interval of every trace is
+ * checked against the width rules as policy_model.h states them.
  */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -15,12 +16,14 @@
 
 #include <vrss/policy.h>
 
+#include "policy_model.h"
 #include "xorshift.h"
 
 #define MAXQ	8
 
 struct sim {
 	struct vrss_policy *p;
+	struct policy_model m;		/* what the width should be */
 	unsigned int threshold, hysteresis, max;
 	struct vrss_load raw[MAXQ];
 	unsigned int changes;
@@ -45,6 +48,17 @@ static void sim_init(struct sim *s, unsigned int threshold,
 	s->rng = 0x9e3779b97f4a7c15ull;
 	assert_int_equal(vrss_policy_reset(s->p, threshold, max),
 			 threshold ? 1 : max);
+	model_reset(&s->m, threshold, max);
+}
+
+/* A knob write or a queue count change between intervals. */
+static unsigned int sim_config(struct sim *s, unsigned int threshold,
+			       unsigned int max)
+{
+	unsigned int w = vrss_policy_config(s->p, threshold, max);
+
+	assert_int_equal(w, model_config(&s->m, threshold, max));
+	return w;
 }
 
 static void sim_free(struct sim *s)
@@ -58,14 +72,22 @@ static void load(struct sim *s, unsigned int i, u32 busy, u32 net)
 	s->raw[i].net = net;
 }
 
-/* One interval with raw loads already in s->raw; returns the width. */
+/*
+ * One interval with raw loads already in s->raw; returns the width, which
+ * must be what the rules give (policy_model.h) and what the policy keeps
+ * for the next interval.
+ */
 static unsigned int sim_step_raw(struct sim *s)
 {
 	unsigned int old = s->p->width, w;
 
 	w = vrss_policy_step(s->p, s->threshold, s->hysteresis, s->raw, s->max);
 	assert_in_range(w, 1, s->max);
-	assert_int_equal(w, s->p->width);
+	if (!model_step(&s->m, s->threshold, s->hysteresis, s->raw, s->max,
+			MAXQ, w))
+		fail_msg("threshold %u hysteresis %u max %u: width %u -> %u, rules give %u",
+			 s->threshold, s->hysteresis, s->max, old, w, s->m.width);
+	assert_int_equal(s->p->width, s->m.width);
 	if (w != old)
 		s->changes++;
 	return w;
@@ -105,6 +127,32 @@ static void test_spread_within_two_intervals(void **state)
 				sim_step(&s, levels[l], 0, 0);
 			assert_int_equal(s.p->width, 2);
 			assert_in_range(t - 1, 1, 2);
+			sim_free(&s);
+		}
+	}
+}
+
+/*
+ * Every CPU in use at 100 % from the start: the width after N intervals,
+ * worked out from the rule alone (vrss.rst: one queue more each second
+ * interval in a row at or above the threshold, up to the queues in use),
+ * is min(max, 1 + N / 2), whatever the threshold below 100.
+ */
+static void test_width_after_n_intervals_above(void **state)
+{
+	static const unsigned int thresholds[] = { 1, 50, 80, 99 };
+	unsigned int t, max, n, want;
+	struct sim s;
+
+	(void)state;
+	for (t = 0; t < 4; t++) {
+		for (max = 1; max <= MAXQ; max++) {
+			sim_init(&s, thresholds[t], 20, max);
+			for (n = 1; n <= 2 * MAXQ + 4; n++) {
+				want = 1 + n / 2 < max ? 1 + n / 2 : max;
+				assert_int_equal(sim_step(&s, 100 * max, 0, 0), want);
+				assert_int_equal(s.p->width, want);
+			}
 			sim_free(&s);
 		}
 	}
@@ -277,7 +325,7 @@ static void test_only_receive_work_moves(void **state)
 
 	(void)state;
 	sim_init(&s, 80, 20, 2);
-	assert_int_equal(vrss_policy_config(s.p, 0, 2), 2);
+	assert_int_equal(sim_config(&s, 0, 2), 2);
 	for (i = 0; i < 50; i++) {
 		load(&s, 0, 50, 45);
 		load(&s, 1, 50, 45);
@@ -322,11 +370,11 @@ static void test_config_changes(void **state)
 
 	(void)state;
 	sim_init(&s, 80, 20, 4);
-	assert_int_equal(vrss_policy_config(s.p, 0, 4), 4);
-	assert_int_equal(vrss_policy_config(s.p, 100, 4), 1);
-	assert_int_equal(vrss_policy_config(s.p, 0, 4), 4);
-	assert_int_equal(vrss_policy_config(s.p, 50, 4), 4);
-	assert_int_equal(vrss_policy_config(s.p, 50, 2), 2);
+	assert_int_equal(sim_config(&s, 0, 4), 4);
+	assert_int_equal(sim_config(&s, 100, 4), 1);
+	assert_int_equal(sim_config(&s, 0, 4), 4);
+	assert_int_equal(sim_config(&s, 50, 4), 4);
+	assert_int_equal(sim_config(&s, 50, 2), 2);
 	/* Fewer queues in use than the width: clamped at the next step too. */
 	for (i = 0; i < 5; i++)
 		sim_step(&s, 300, 0, 0);
@@ -344,7 +392,10 @@ static void test_config_changes(void **state)
 	sim_free(&s);
 }
 
-/* Random loads (beyond 100 too), knobs and queue counts: width in 1..max. */
+/*
+ * Random loads (beyond 100 too), knobs and queue counts: width in 1..max,
+ * and at every interval what the rules give (sim_step_raw()).
+ */
 static void test_random_traces_in_range(void **state)
 {
 	unsigned int i, j;
@@ -360,7 +411,7 @@ static void test_random_traces_in_range(void **state)
 		if (sim_rand(&s) % 89 == 0) {
 			s.max = 1 + sim_rand(&s) % MAXQ;
 			if (sim_rand(&s) % 2)
-				vrss_policy_config(s.p, s.threshold, s.max);
+				sim_config(&s, s.threshold, s.max);
 		}
 		for (j = 0; j < MAXQ; j++) {
 			s.raw[j].busy = sim_rand(&s) % 250;
@@ -403,6 +454,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spread_within_two_intervals),
+		cmocka_unit_test(test_width_after_n_intervals_above),
 		cmocka_unit_test(test_single_blip_ignored),
 		cmocka_unit_test(test_steady_load_does_not_flap),
 		cmocka_unit_test(test_at_threshold_spreads_once),

@@ -114,22 +114,49 @@ static void test_random_against_bitwise(void **state)
 	}
 }
 
-/* An all-zero input hashes to 0 whatever the key; a single bit to a window. */
+/*
+ * An all-zero input hashes to 0 whatever the key; a single set bit to the
+ * 32 key bits starting at that bit.  The expected windows are read off
+ * ms_key by hand, not computed with vrss_toeplitz_window(), which built
+ * the tables under test:
+ *   bit 0   (MSB of byte 0):  key[0..3]                        0x6d5a56da
+ *   bit 7   (LSB of byte 0):  1, 5a 56 da, top 7 bits of 0x25  0xad2b6d12
+ *   bit 256 (MSB of byte 32): key[32..35]                      0x6a42b73b
+ *   bit 287 (LSB of byte 35): 1 (0x3b's LSB), be ac 01, top 7
+ *                             bits of 0xfa (1111101)           0xdf5600fd
+ * Bit 287 is the last the longest input uses: its window takes the key's
+ * last byte.
+ */
 static void test_edges(void **state)
 {
+	static const struct {
+		unsigned int bit;
+		u32 window;
+	} one_bit[] = {
+		{ 0, 0x6d5a56da }, { 7, 0xad2b6d12 },
+		{ 256, 0x6a42b73b }, { 287, 0xdf5600fd },
+	};
 	static struct vrss_toeplitz t;
+	static struct vrss_toeplitz4 t4;
 	u8 in[VRSS_TOEPLITZ_MAX_INPUT] = { 0 };
+	unsigned int i, byte;
 
 	(void)state;
 	vrss_toeplitz_init(&t, ms_key);
+	vrss_toeplitz4_init(&t4, ms_key);
 	assert_int_equal(vrss_toeplitz_hash(&t, in, sizeof(in)), 0);
 	assert_int_equal(vrss_toeplitz_hash(&t, in, 0), 0);
-	in[0] = 0x80;
-	assert_int_equal(vrss_toeplitz_hash(&t, in, 1), 0x6d5a56da);
-	in[0] = 0;
-	in[35] = 0x01;
-	assert_int_equal(vrss_toeplitz_hash(&t, in, 36),
-			 vrss_toeplitz_window(ms_key, 35 * 8 + 7));
+	assert_int_equal(vrss_toeplitz4_hash(&t4, in, sizeof(in)), 0);
+	for (i = 0; i < sizeof(one_bit) / sizeof(one_bit[0]); i++) {
+		byte = one_bit[i].bit / 8;
+		memset(in, 0, sizeof(in));
+		in[byte] = 0x80 >> (one_bit[i].bit % 8);
+		/* Through the bytewise tail and through the word loop. */
+		assert_int_equal(vrss_toeplitz_hash(&t, in, byte + 1), one_bit[i].window);
+		assert_int_equal(vrss_toeplitz_hash(&t, in, sizeof(in)), one_bit[i].window);
+		assert_int_equal(vrss_toeplitz4_hash(&t4, in, byte + 1), one_bit[i].window);
+		assert_int_equal(vrss_toeplitz4_hash(&t4, in, sizeof(in)), one_bit[i].window);
+	}
 }
 
 int main(void)
