@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
 .PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
-	install dkms-install docs bench fuzz debug-kernel check-debug check-full ksft
+	install dkms-install docs bench fuzz debug-kernel check-debug check-full ksft mutants
 
 all: modules
 
@@ -92,6 +92,15 @@ check:
 # longer stress and fuzzing.
 check-full:
 	@VRSS_CHECK_FULL=1 $(S)/check.sh
+
+# Mutation testing, not in make check: each mutant of
+# tools/mutants/mutants.txt breaks one SPEC promise in a scratch copy of
+# the module, built and loaded in a guest that runs the selftests that
+# should catch it; prints which survived.  make mutants MUTANTS="id ...":
+# only those.  The guests use this tree's selftests, ksft tree and tools.
+mutants: tools ksft
+	@$(S)/ynl.sh
+	@tools/mutants/run.sh $(MUTANTS)
 
 # Host-built tools the guest runs (the repository is shared with it).
 tools: build/tools/vrss-ttcp selftests/drivers/net/vrss/vrss_traffic \

@@ -13,7 +13,7 @@ vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 
-ktap_plan 39
+ktap_plan 40
 
 cleanup() {
 	vrss_net_cleanup
@@ -110,15 +110,33 @@ ktap_check "ethtool -K vrss0 rxhash on" sh -c \
 # A key that splits the 64 flows over every queue (lib.sh).
 ethtool -X vrss0 hkey $VRSS_MS_KEY
 
+# What the spread queues hand the stack, seen by the core as it takes each
+# frame (net:napi_gro_receive_entry): its skb's recorded queue
+# (queue_mapping, the index + 1) and hash type.  The primary's frames go
+# up inline, through no NAPI of vrss0's.
+gro_keys=queue_mapping,l4_hash
+gro_filter='name == "vrss0"'
+vrss_hist_on net/napi_gro_receive_entry $gro_keys "$gro_filter"
 vrss_send_and_count 64 $((N / 64))
+gro=$(vrss_hist_off net/napi_gro_receive_entry $gro_keys "$gro_filter")
 echo "# rxhash on, $N packets on 64 flows: per-queue ${delta[*]}"
+echo "# taken from vrss0's NAPIs (queue_mapping l4_hash frames):" $gro
 ktap_check "rxhash on: queue counters add up to the packets sent" test "$sum" = $N
 used=0
 for d in "${delta[@]}"; do [ "$d" -gt 0 ] && used=$((used + 1)); done
+recorded() {
+	local i want=
+	for ((i = 1; i < ${#delta[@]}; i++)); do
+		[ "${delta[i]}" = 0 ] || want+="$((i + 1)) 1 ${delta[i]}"$'\n'
+	done
+	[ -n "$want" ] && [ "$(sort -n <<< "$gro")" = "$(sort -n <<< "${want%$'\n'}")" ]
+}
 if [ "$ncpu" -ge 2 ]; then
 	ktap_check "rxhash on: 64 flows spread over $used of $nq queues" test $used -ge 2
+	ktap_check "each spread queue's frames recorded as its own (skb_record_rx_queue), with an L4 hash" recorded
 else
 	ktap_result "rxhash on: 64 flows spread over the queues # needs 2 vCPUs" 4
+	ktap_result "each spread queue's frames recorded as its own # needs 2 vCPUs" 4
 fi
 
 # The primary's frames go up on CPU 0, where the sender runs (and the

@@ -29,7 +29,7 @@ for irq in /proc/irq/[0-9]*; do
 	echo $last > "$irq/smp_affinity_list" 2> /dev/null || true
 done
 
-ktap_plan 17
+ktap_plan 18
 
 hog=
 pacer=
@@ -179,6 +179,31 @@ ktap_check "vrss:vrss_width_change traced 1->2, then back to 1" \
 	grep -Eq "^dev=vrss0 width=1->2 .* / (.* )?dev=vrss0 width=[2-9]->1 " <<< "$traced"
 vrss_trace_off
 ktap_check "light traffic again: every packet on queue 0" light
+
+# Hysteresis: spread by the hog at threshold 50, then light traffic only
+# (primary_load 20-30 here): with hysteresis 49 the CPUs would have to be
+# below 1 % to shrink, so the width holds; back at 80 and 20, single.
+hysteresis_holds() {
+	local c0 t load state
+	vrss_sys_set threshold 50 && vrss_sys_set hysteresis 49 || return 1
+	c0=$(vrss_stat vrss0 contract_events)
+	pacer_start || return 1
+	hog_start
+	t=$(vrss_wait_state spread 5000)
+	hog_stop
+	sleep "$(awk -v i="$interval" 'BEGIN { print 15 * i / 1000 }')"
+	load=$(vrss_sys primary_load)
+	state=$(vrss_sys state)
+	vrss_sys_set threshold 80 && vrss_sys_set hysteresis 20
+	t=$(vrss_wait_state single 5000)
+	pacer_stop
+	echo "hysteresis 49: $state, primary_load $load, 15 intervals after the hog; 80 and 20: $(vrss_sys state) after $t ms"
+	[ "$state" = spread ] && [ "$load" -ge 2 ] && [ "$(vrss_sys state)" = single ] &&
+		[ "$(vrss_stat vrss0 contract_events)" = $((c0 + 1)) ]
+}
+ktap_check "threshold 50, hysteresis 49: light load keeps the spread; 80 and 20: single" hysteresis_holds
+vrss_sys_set threshold 80
+vrss_sys_set hysteresis 20
 
 never() {
 	local s0 load state

@@ -667,6 +667,24 @@ vrss_frees_off() {
 	echo '!hist:keys=location.sym:size=256' > $ev/trigger
 }
 
+# vrss_hist_on SYSTEM/EVENT KEYS [FILTER]: count EVENT by KEYS (comma
+# separated) in a histogram trigger, where FILTER holds.
+vrss_hist_on() {
+	[ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING || return 1
+	echo 0 > $VRSS_TRACING/options/record-cmd
+	echo "hist:keys=$2${3:+ if $3}" > "$VRSS_TRACING/events/$1/trigger"
+}
+
+# vrss_hist_off SYSTEM/EVENT KEYS [FILTER]: the counts, one line per key
+# ("VALUE... COUNT"); then the trigger is gone.
+vrss_hist_off() {
+	local f=$VRSS_TRACING/events/$1
+	awk '/^\{.*hitcount:/ { gsub(/[{},]/, " "); out = ""
+		for (i = 1; i <= NF; i++) if ($i !~ /:$/) out = out (out == "" ? "" : " ") $i
+		print out }' "$f/hist"
+	echo "!hist:keys=$2${3:+ if $3}" > "$f/trigger"
+}
+
 # vrss_trace_lines EVENT: the EVENTs in the buffer, their fields only.
 vrss_trace_lines() {
 	grep " $1: " $VRSS_TRACING/trace | sed "s/^.* $1: //"
