@@ -7,9 +7,9 @@
 # (tools/vm/run --nic 1).  vrss0 sits on it; vrss-ttcp on the host, like
 # the remote machine of the book's ntttcp run, sends STREAMS TCP streams
 # (PROTO=udp: paced UDP, 256-byte datagrams) into the guest, with vRSS
-# off, then on, ROUNDS times in turn; the medians are printed and
-# build/demo/demo.png drawn (from the run of each whose throughput is the
-# median).
+# off and on, ROUNDS times, alternating which goes first; the medians are
+# printed and build/demo/demo.png drawn (from the run of each whose
+# throughput is the median).
 #
 # The guest is receive-bound, as the book's 10 GbE guest is: a firewall
 # ruleset of RULES rules on input (tools/bench/firewall.sh) that every

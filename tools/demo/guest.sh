@@ -6,7 +6,8 @@
 # a multi-stream sender on the host (tools/vm/host), outside the guest,
 # sends to it: with vRSS off (rxhash off: every frame is received on the
 # vCPU the NIC's interrupt lands on), then on (rxhash on, default
-# threshold: spreading once that vCPU is busy), ROUNDS times in turn.
+# threshold: spreading once that vCPU is busy), ROUNDS times in turn, the
+# odd rounds off first, the even ones on first.
 # With RULES > 0 the guest is receive-bound: that many firewall rules on
 # input (tools/bench/firewall.sh).  Writes off-R.json and on-R.json
 # (vrss-ttcp's report, the receiver's side) and the width changes traced
@@ -65,12 +66,19 @@ run() {
 [ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING
 echo mono > $VRSS_TRACING/trace_clock
 
-for ((r = 1; r <= rounds; r++)); do
+off() {
 	echo "demo: round $r of $rounds: vRSS off (rxhash off), $streams $proto streams, $secs s"
 	ethtool -K vrss0 rxhash off
 	run "off-$r"
+}
+on() {
 	echo "demo: round $r of $rounds: vRSS on (rxhash on, threshold $(vrss_sys threshold) %)"
 	ethtool -K vrss0 rxhash on
 	run "on-$r"
+}
+# Alternated, and which goes first too: a guest that warms up or slows
+# down over the runs favours neither.
+for ((r = 1; r <= rounds; r++)); do
+	if ((r % 2)); then off; on; else on; off; fi
 done
 ethtool -S vrss0 | grep -E 'spread_events|contract_events|rebalance_events|bucket_moves|rx_held' > "$out/on-stats.txt"

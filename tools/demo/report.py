@@ -64,8 +64,20 @@ def main():
     ncpu = len(off["cpus"])
     rules = open(os.path.join(d, "rules.txt")).read().strip() if os.path.exists(os.path.join(d, "rules.txt")) else "0"
 
+    def window(r):
+        """The width the measured window started at, and the changes in it
+        (the trace runs from before the receiver starts to after it ends)."""
+        w0, inside = 1, []
+        for t, old, new in r["widths"]:
+            if t < 0:
+                w0 = new
+            elif t <= r["seconds"]:
+                inside.append((t, old, new))
+        return w0, inside
+
     def maxwidth(r):
-        return max([new for t, _, new in r["widths"] if t >= 0] + [1])
+        w0, inside = window(r)
+        return max([w0] + [new for _, _, new in inside])
 
     def tput(rs):
         m = med(rs, lambda r: r["throughput_mbps"])
@@ -78,13 +90,13 @@ def main():
         rows.append((f"vCPU {c} busy % (softirq)", busy_line(runs["off"], c), busy_line(runs["on"], c), ""))
     rows += [
         ("queues in use (max width)", "1", f"{med(runs['on'], maxwidth):.0f}", ""),
-        ("width changes", f"{med(runs['off'], lambda r: len(r['widths'])):.0f}",
-         f"{med(runs['on'], lambda r: len(r['widths'])):.0f}", ""),
-        ("IPIs per packet", f"{med(runs['off'], lambda r: r['ipis_per_packet']):.3f}",
+        ("width changes", f"{med(runs['off'], lambda r: len(window(r)[1])):.0f}",
+         f"{med(runs['on'], lambda r: len(window(r)[1])):.0f}", ""),
+        ("IPIs per frame", f"{med(runs['off'], lambda r: r['ipis_per_packet']):.3f}",
          f"{med(runs['on'], lambda r: r['ipis_per_packet']):.3f}", ""),
         ("TCP retransmits", f"{med(runs['off'], lambda r: r['tcp_retransmits']):.0f}",
          f"{med(runs['on'], lambda r: r['tcp_retransmits']):.0f}", ""),
-        ("CPU cycles per byte", f"{med(runs['off'], lambda r: r['cycles_per_byte']):.1f}",
+        ("cycles/byte (CPU time x MHz)", f"{med(runs['off'], lambda r: r['cycles_per_byte']):.1f}",
          f"{med(runs['on'], lambda r: r['cycles_per_byte']):.1f}", ""),
     ]
     print()
@@ -96,9 +108,8 @@ def main():
         print(f"{name:28} {a:>16} {b:>16}  {note}")
     print("  rounds (Mbit/s): off " + " ".join(f"{r['throughput_mbps']:.0f}" for r in runs["off"]) +
           ", on " + " ".join(f"{r['throughput_mbps']:.0f}" for r in runs["on"]))
-    for t, old, new in changes["on"]:
-        if t >= 0:
-            print(f"  vRSS on (the median run): width {old} -> {new} at {t:.1f} s")
+    for t, old, new in window(on)[1]:
+        print(f"  vRSS on (the median run): width {old} -> {new} at {t:.1f} s")
 
     # The chart: per-vCPU receive work (softirq %) and busy % per second,
     # off on top, on below.
