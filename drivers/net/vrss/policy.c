@@ -293,43 +293,40 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 }
 
 /*
- * Under steer_lock: the next sample, on the least busy CPU that takes
- * unbound work (not an isolated one), one the lower does not deliver on
- * when there is one.  A high priority worker: once spread, every CPU may be
- * busy with receive work, which would starve a nice 0 worker and stretch a
- * 100 ms interval to seconds (measured under TCG, 4 vCPUs: one sample in
- * 2 s), so that the policy would answer a load 20 times slower than told.
- * The interval counts from @start, when the sample began: the softirqs a
- * busy CPU runs inside the work do not push the next one back (but it is
- * never less than half an interval).  Under cpus_read_lock(): a CPU that
- * went down between the choice and the queueing would keep the timer
- * (add_timer_on() does not check), and sampling would stop.
+ * Under steer_lock: the next sample, on the least busy CPU the lower does
+ * not deliver on and that takes unbound work (not an isolated one), at
+ * high priority: once spread, every CPU may be busy with receive work,
+ * which would starve a nice 0 worker and stretch a 100 ms interval to
+ * seconds (measured under TCG, 4 vCPUs: one sample in 2 s), so that the
+ * policy would answer a load 20 times slower than told.  When the lower
+ * delivers on every CPU, an unbound worker: pinned to one of them it cost
+ * function-call IPIs below the threshold (cost.sh, 2 queue pairs: 841 a
+ * window against the NIC's 689).  The interval counts from @start, when
+ * the sample began: the softirqs a busy CPU runs inside the work do not
+ * push the next one back (but it is never less than half an interval).
+ * Under cpus_read_lock(): a CPU that went down between the choice and the
+ * queueing would keep the timer (add_timer_on() does not check), and
+ * sampling would stop.
  */
 static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 {
 	unsigned long delay = msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
 	unsigned long spent = jiffies - start;
-	bool primary, best_primary = true;
 	int cpu, best = -1;
 
 	delay = spent < delay / 2 ? delay - spent : delay - delay / 2;
 
 	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		if (!housekeeping_cpu(cpu, HK_TYPE_WQ))
-			continue;
-		primary = cpumask_test_cpu(cpu, vd->primary);
-		if (best < 0 || (best_primary && !primary) ||
-		    (primary == best_primary &&
-		     vd->samples[cpu].load.busy < vd->samples[best].load.busy)) {
+	for_each_online_cpu(cpu)
+		if (!cpumask_test_cpu(cpu, vd->primary) &&
+		    housekeeping_cpu(cpu, HK_TYPE_WQ) &&
+		    (best < 0 || vd->samples[cpu].load.busy <
+				 vd->samples[best].load.busy))
 			best = cpu;
-			best_primary = primary;
-		}
-	}
 	if (best >= 0)
 		queue_delayed_work_on(best, system_highpri_wq, &vd->load_work, delay);
 	else
-		queue_delayed_work(system_highpri_wq, &vd->load_work, delay);
+		queue_delayed_work(system_unbound_wq, &vd->load_work, delay);
 	cpus_read_unlock();
 }
 

@@ -39,7 +39,7 @@ nq=$(nproc)
 COUNT=${VRSS_REORDER_COUNT:-96000}
 FLOWS=16
 
-ktap_plan 22
+ktap_plan 23
 
 tmp=$(mktemp -d)
 flipper=
@@ -93,6 +93,7 @@ transfer() {
 	m0=$(vrss_stat vrss0 bucket_moves)
 	h0=$(vrss_stat vrss0 rx_held_for_order)
 	w0=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events)))
+	vrss_hist_on vrss/vrss_bucket_move from,to
 
 	taskset -c $last "$VRSS_TRAFFIC" seqrecv $VRSS_IP $FLOWS $COUNT "$mode" > "$tmp/recv" &
 	receiver=$!
@@ -116,6 +117,10 @@ transfer() {
 	read -r _ merged < <(grep '^merged' "$tmp/recv")
 	read -r drops drops_apart < <(vrss_seq_drops_since "${parts0[@]}")
 	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
+	# The moves as traced (vrss:vrss_bucket_move), by queues: how many,
+	# and how many to the queue they were on.
+	read -r traced self < <(vrss_hist_off vrss/vrss_bucket_move from,to |
+		awk '{ n += $3; if ($1 == $2) s += $3 } END { print n + 0, s + 0 }')
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	widths=$(($(vrss_stat vrss0 spread_events) + $(vrss_stat vrss0 contract_events) - w0))
 	read -r _ flips _ channels _ toggles < <(grep '^flips' "$tmp/flip")
@@ -153,6 +158,8 @@ ktap_check "... and the queue count too (ethtool -L)" test "$channels" -ge 5
 ktap_check "... and the key and the hashed fields (ethtool -X hkey, -N)" test "${rehash:-0}" -ge 4
 ktap_check "buckets moved, and frames were held back for order" \
 	test "$moves" -gt 0 -a "$held" -gt 0
+echo "# traced bucket moves (vrss:vrss_bucket_move) $traced, to their own queue $self"
+ktap_check "every bucket move traced, each to another queue" test "$traced" = "$moves" -a "$self" = 0
 ktap_check "no flow reordered (in any transfer)" test "$reordered_all" = 0
 ktap_check "received + counted drops = sent" test $((${received:-0} + drops)) = $COUNT
 # Drops (full rings or socket buffer when TCG stalls a vCPU) are counted
