@@ -66,40 +66,49 @@ ktap_check "CPU 1 back: queue 1 runs on CPU 1 again, all delivered" \
 	test "$sum" = 320 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 1
 vrss_sys_set interval_ms 100
 
-# Offline and online repeatedly under sequenced traffic the rings hold (16
-# flows, 16 datagrams each every 4 ms, sender and receiver on CPU 0):
+# seq_flapping CPU SENDCPU: 64000 sequenced datagrams the rings hold (16
+# flows, 16 datagrams each every 4 ms) from the peer's SENDCPU to a
+# receiver on CPU 0, CPU going offline and online 5 times once they flow.
+# Sets received, reordered, drops, drops_apart, and flowing (the packets
+# that arrived while CPU flapped).
+rx() { vrss_read /sys/class/net/vrss0/statistics/rx_packets; }
+seq_flapping() {
+	local cpu=$1 sendcpu=$2 seq r0 r1 i parts0
+	# The receiver's buffer rides out a stalled vCPU (TCG, stop_machine).
+	sysctl -qw net.core.rmem_max=$((64 << 20))
+	read -r -a parts0 < <(vrss_seq_drop_parts)
+	taskset -c 0 "$VRSS_TRAFFIC" seqrecv $VRSS_IP 16 64000 > "$tmp/recv" &
+	receiver=$!
+	vrss_wait_ready "$tmp/recv"
+	r0=$(rx)
+	ip netns exec $VRSS_PEER taskset -c "$sendcpu" "$VRSS_TRAFFIC" seqsend $VRSS_IP 16 64000 16 0.004 &
+	seq=$!
+	for ((i = 0; i < 50; i++)); do
+		[ "$(rx)" -gt $((r0 + 100)) ] && break
+		sleep 0.2
+	done
+	r1=$(rx)
+	for i in 1 2 3 4 5; do
+		echo 0 > /sys/devices/system/cpu/cpu$cpu/online
+		sleep 0.2
+		echo 1 > /sys/devices/system/cpu/cpu$cpu/online
+		sleep 0.2
+	done
+	flowing=$(($(rx) - r1))
+	wait $seq
+	wait $receiver
+	receiver=
+	read -r _ received _ reordered _ < <(grep '^received' "$tmp/recv")
+	read -r drops drops_apart < <(vrss_seq_drops_since "${parts0[@]}")
+}
+
+# Offline and online repeatedly under sequenced traffic from CPU 0:
 # nothing lost, dropped or reordered while queue 1 leaves CPU 1 and comes
 # back, five times.
-rx() { vrss_read /sys/class/net/vrss0/statistics/rx_packets; }
-sysctl -qw net.core.rmem_max=$((64 << 20))
-read -r -a parts0 < <(vrss_seq_drop_parts)
-taskset -c 0 "$VRSS_TRAFFIC" seqrecv $VRSS_IP 16 64000 > "$tmp/recv1" &
-receiver=$!
-vrss_wait_ready "$tmp/recv1"
-r0=$(rx)
-ip netns exec $VRSS_PEER taskset -c 0 "$VRSS_TRAFFIC" seqsend $VRSS_IP 16 64000 16 0.004 &
-sender=$!
-# Flap once it sends.
-for ((i = 0; i < 50; i++)); do
-	[ "$(rx)" -gt $((r0 + 100)) ] && break
-	sleep 0.2
-done
-r1=$(rx)
-for _ in 1 2 3 4 5; do
-	echo 0 > /sys/devices/system/cpu/cpu1/online
-	sleep 0.2
-	echo 1 > /sys/devices/system/cpu/cpu1/online
-	sleep 0.2
-done
-r2=$(rx)
-wait $sender
-wait $receiver
-receiver=
-read -r _ received _ reordered _ < <(grep '^received' "$tmp/recv1")
-read -r drops drops_apart < <(vrss_seq_drops_since "${parts0[@]}")
-echo "# CPU 1 flapping 5 times under traffic: $((r2 - r1)) packets arrived while flapping;" \
+seq_flapping 1 0
+echo "# CPU 1 flapping 5 times under traffic: $flowing packets arrived while flapping;" \
      "received $received of 64000, reordered $reordered, counted drops $drops ($drops_apart)"
-ktap_check "traffic was flowing while CPU 1 flapped" test $((r2 - r1)) -gt 0
+ktap_check "traffic was flowing while CPU 1 flapped" test "$flowing" -gt 0
 ktap_check "under CPU 1 flapping: all 64000 sequenced datagrams received in order, none dropped" \
 	test "${received:-0}" = 64000 -a "${reordered:-1}" = 0 -a "$drops" = 0
 
@@ -109,7 +118,7 @@ ktap_check "under CPU 1 flapping: all 64000 sequenced datagrams received in orde
 # as if CPU 0 were the primary; the load work, which would place them
 # right again at its next interval, waits 10 s meanwhile.
 flap_seq() {
-	local i seq received reordered drops drops_apart parts0
+	local received reordered drops drops_apart flowing
 	vrss_net_cleanup
 	vrss_net_setup numrxqueues 3 && ethtool -K vrss0 rxhash on &&
 		ethtool -X vrss0 hkey $VRSS_MS_KEY || return 1
@@ -118,26 +127,8 @@ flap_seq() {
 	VRSS_SEND_CPU=1 vrss_send_and_count 32 10
 	sleep 0.3
 	vrss_sys_set interval_ms 10000
-	# The receiver's buffer rides out a stalled vCPU (TCG, stop_machine).
-	sysctl -qw net.core.rmem_max=$((64 << 20))
-	read -r -a parts0 < <(vrss_seq_drop_parts)
 	qdrops0=$(ethtool -S vrss0 | grep -E 'rx_queue_[0-9]+_drops' | awk '{print $2}' | xargs)
-	taskset -c 0 "$VRSS_TRAFFIC" seqrecv $VRSS_IP 16 64000 > "$tmp/recv" &
-	receiver=$!
-	vrss_wait_ready "$tmp/recv"
-	ip netns exec $VRSS_PEER taskset -c 1 "$VRSS_TRAFFIC" seqsend $VRSS_IP 16 64000 16 0.004 &
-	seq=$!
-	for i in 1 2 3 4 5; do
-		sleep 0.2
-		echo 0 > /sys/devices/system/cpu/cpu2/online
-		sleep 0.2
-		echo 1 > /sys/devices/system/cpu/cpu2/online
-	done
-	wait $seq
-	wait $receiver
-	receiver=
-	read -r _ received _ reordered _ < <(grep '^received' "$tmp/recv")
-	read -r drops drops_apart < <(vrss_seq_drops_since "${parts0[@]}")
+	seq_flapping 2 1
 	echo "received $received of 64000, reordered $reordered, counted drops $drops ($drops_apart);" \
 	     "ring drops per queue before: $qdrops0, after:" \
 	     "$(ethtool -S vrss0 | grep -E 'rx_queue_[0-9]+_drops' | awk '{print $2}' | xargs)," \

@@ -649,24 +649,6 @@ vrss_trace_off() {
 	echo > $VRSS_TRACING/trace 2>/dev/null
 }
 
-# vrss_frees_on: count the frames the kernel frees as dropped
-# (skb:kfree_skb) by where they were freed, in a histogram: no trace buffer
-# to overflow under a flood.
-vrss_frees_on() {
-	[ -d $VRSS_TRACING/events ] || mount -t tracefs nodev $VRSS_TRACING || return 1
-	echo 0 > $VRSS_TRACING/options/record-cmd
-	echo 'hist:keys=location.sym:size=256' > $VRSS_TRACING/events/skb/kfree_skb/trigger
-}
-
-# vrss_frees_off: how many of them vrss's own code freed since
-# vrss_frees_on (independently of its counters); stops counting.
-vrss_frees_off() {
-	local ev=$VRSS_TRACING/events/skb/kfree_skb
-	awk '/location: .*\[vrss\]/ && /hitcount:/ { sub(/.*hitcount: */, ""); n += $1 }
-		END { print n + 0 }' $ev/hist
-	echo '!hist:keys=location.sym:size=256' > $ev/trigger
-}
-
 # vrss_hist_on SYSTEM/EVENT KEYS [FILTER]: count EVENT by KEYS (comma
 # separated) in a histogram trigger, where FILTER holds.
 vrss_hist_on() {
