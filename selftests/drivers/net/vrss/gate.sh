@@ -29,12 +29,14 @@ for irq in /proc/irq/[0-9]*; do
 	echo $last > "$irq/smp_affinity_list" 2> /dev/null || true
 done
 
-ktap_plan 18
+ktap_plan 22
 
 hog=
+hog2=
 pacer=
 cleanup() {
 	[ -z "$hog" ] || kill "$hog" 2>/dev/null
+	[ -z "$hog2" ] || kill "$hog2" 2>/dev/null
 	[ -z "$pacer" ] || kill "$pacer" 2>/dev/null
 	vrss_trace_off
 	vrss_net_cleanup
@@ -220,6 +222,110 @@ never() {
 	[ "$load" -ge 80 ] && [ "$state" = single ] && [ "$(vrss_stat vrss0 spread_events)" = "$s0" ]
 }
 ktap_check "threshold 100: the hog (primary_load >= 80) never spreads" never
+
+# primary_load against the primary CPU's busy time as the kernel accounts
+# it (/proc/stat's idle and iowait against /proc/uptime's wall clock),
+# under a known partial load: a hog busy 20 %, then 70 %, of its time on
+# CPU 0 (vrss_traffic duty), the pacer's traffic delivered there too;
+# threshold 100, so that nothing spreads meanwhile.  The load is smoothed
+# (it halves each interval): after 8 intervals at the duty, the mean of
+# 10 reads an interval apart against /proc/stat over the same window.
+cpu_idle() {
+	local up
+	read -r up _ < /proc/uptime
+	awk -v c="cpu$1" -v up="$up" '$1 == c { print $5 + $6, up * 100 }' /proc/stat
+}
+# load_vs_busy DUTY: sets load (the mean) and busy.
+load_vs_busy() {
+	local i0 w0 i1 w1 i sum=0 ival
+	ival=$(awk -v i="$interval" 'BEGIN { print i / 1000 }')
+	vrss_sys_set threshold 100 || return 1
+	taskset -c "$cpu0" "$VRSS_TRAFFIC" duty "$1" 30 &
+	hog=$!
+	sleep "$(awk -v i="$interval" 'BEGIN { print 8 * i / 1000 }')"
+	read -r i0 w0 < <(cpu_idle "$cpu0")
+	for ((i = 0; i < 10; i++)); do
+		sleep "$ival"
+		sum=$((sum + $(vrss_sys primary_load)))
+	done
+	read -r i1 w1 < <(cpu_idle "$cpu0")
+	hog_stop
+	load=$((sum / 10))
+	w1=${w1%.*}
+	w0=${w0%.*}
+	busy=$((100 - 100 * (i1 - i0) / (w1 - w0)))
+	echo "# hog busy $1 % of the time: primary_load $load (mean of 10), CPU $cpu0 busy $busy % (/proc/stat), state $(vrss_sys state)"
+}
+near() {
+	[ "$load" -ge $((busy - 10)) ] && [ "$load" -le $((busy + 10)) ]
+}
+pacer_start
+load_vs_busy 20
+ktap_result "primary_load within 10 points of CPU $cpu0's busy time (/proc/stat), hog at 20 %" \
+	"$(near; echo $?)"
+load20=$load
+load_vs_busy 70
+ktap_result "... and at 70 %" "$(near; echo $?)"
+ktap_check "... 70 % reads at least 30 points above 20 %" test "$load" -ge $((load20 + 30))
+pacer_stop
+vrss_sys_set threshold 80
+
+# Progressive width (SPEC 6): as few queues as keep the CPUs in use below
+# the threshold.  The hog on CPU 0 alone: width 2, whose two CPUs average
+# about 50 %, held for 20 intervals without a change; a second hog on the
+# CPU of queue 1: width 3, held too; both stopped: single.
+# wait_width W MS: until the width is W, for at most MS.
+wait_width() {
+	local i
+	for ((i = 0; i < $2 / 20; i++)); do
+		[ "$(vrss_sys width)" = "$1" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+# hold_width W: W at each of 20 reads an interval apart, no width change
+# traced meanwhile.
+hold_width() {
+	local i w bad=0 ival
+	ival=$(awk -v i="$interval" 'BEGIN { print i / 1000 }')
+	echo > $VRSS_TRACING/trace
+	for ((i = 0; i < 20; i++)); do
+		sleep "$ival"
+		w=$(vrss_sys width)
+		[ "$w" = "$1" ] || bad=1
+	done
+	echo "width $1 for 20 intervals: last read $w, queue loads $(vrss_sys queue_load)," \
+	     "width changes traced: $(vrss_trace_lines vrss_width_change | wc -l)"
+	[ $bad = 0 ] && [ "$(vrss_trace_lines vrss_width_change | wc -l)" = 0 ]
+}
+progressive() {
+	local q1 rc=0
+	pacer_start || return 1
+	vrss_trace_on vrss_width_change
+	hog_start
+	wait_width 2 3000 || { echo "one hog: width $(vrss_sys width), not 2"; rc=1; }
+	hold_width 2 || rc=1
+	q1=$(vrss_stat vrss0 rx_queue_1_cpu)
+	taskset -c "$q1" sh -c 'while :; do :; done' &
+	hog2=$!
+	wait_width 3 3000 || { echo "two hogs: width $(vrss_sys width), not 3"; rc=1; }
+	hold_width 3 || rc=1
+	echo "queue 1 on CPU $q1; queue 2 on CPU $(vrss_stat vrss0 rx_queue_2_cpu)"
+	kill "$hog2"
+	wait "$hog2" 2>/dev/null
+	hog2=
+	hog_stop
+	vrss_wait_state single 5000 > /dev/null || { echo "hogs stopped: $(vrss_sys state)"; rc=1; }
+	pacer_stop
+	vrss_trace_off
+	return $rc
+}
+if [ "$nq" -ge 4 ]; then
+	ktap_check "progressive width: one hogged CPU -> 2 queues, two -> 3, each held 20 intervals; then single" \
+		progressive
+else
+	ktap_result "progressive width (needs 4 vCPUs)" 4
+fi
 
 # A hog with no traffic: no CPU delivered, nothing is primary, load 0.
 idle_hog() {

@@ -472,18 +472,22 @@ vrss_predict() {
 	echo "${counts[*]}"
 }
 
-# vrss_check_steering NAME SRC DST [--no-ports] [--effective]
+# vrss_check_steering NAME SRC DST [--no-ports] [--effective] [--tcp]
 # [--frags K SIZE]: 32 UDP flows of 10 datagrams each from SRC in the peer
 # to DST on vrss0 land on exactly the queues an independent Toeplitz over
 # vrss0's key and table (ethtool -x) predicts.  --no-ports: predict from the
 # addresses only.  --effective: with the table in effect at the current
-# width (sysfs).  --frags: SIZE-byte datagrams, K fragments each.
+# width (sysfs).  --tcp: 10 TCP SYNs per flow instead (vrss_traffic syn;
+# the guest answers each with a reset).  --frags: SIZE-byte datagrams, K
+# fragments each.
 vrss_check_steering() {
 	local name=$1 src=$2 dst=$3 ports= eff= size=4 mult=1 want before got r
+	local -a send=(send "$dst" 32 10)
 	shift 3
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--no-ports) ports=--no-ports; shift ;;
+		--tcp) send=(syn "$dst" 32 10); shift ;;
 		--effective) eff=--effective; shift ;;
 		--frags) mult=$2; size=$3; shift 3 ;;
 		*) echo "vrss_check_steering: bad argument $1" >&2; return 1 ;;
@@ -493,7 +497,8 @@ vrss_check_steering() {
 		{ ktap_result "$name" 1; return; }
 	before=$(vrss_queue_packets vrss0)
 	r=$(vrss_rx_packets)
-	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" send "$dst" 32 10 $size
+	[ "${send[0]}" = syn ] || send+=("$size")
+	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" "${send[@]}" > /dev/null
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 320))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")
 	# The prediction lists queues up to the highest the table names.

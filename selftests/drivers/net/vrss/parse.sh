@@ -3,8 +3,11 @@
 #
 # What gets hashed (SPEC section 5): IPv6 4-tuples, VLAN-tagged frames,
 # IP fragments (addresses only, every fragment of a flow on one queue),
-# non-IP and truncated frames (primary queue, counted as rx_nohash).
-# Each IP case is checked against the Toeplitz reference.
+# non-IP and truncated frames (primary queue, counted as rx_nohash); TCP
+# over IPv4 and IPv6, and each of tcp4, tcp6 and udp6 hashed on addresses
+# only (rx-flow-hash sd) without changing the others; no hash at all with
+# rxhash off.  Each IP case is checked against the Toeplitz reference:
+# the queue each flow lands on, and the skb hash a packet socket sees.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
@@ -12,7 +15,7 @@ vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 
-ktap_plan 9
+ktap_plan 24
 
 cleanup() {
 	vrss_net_cleanup
@@ -65,6 +68,46 @@ vrss_check_steering "IPv4 fragments (3000-byte datagrams): hashed on addresses, 
 vrss_check_steering "IPv6 fragments: hashed on addresses, all on one queue" \
 	$P6 $L6 --no-ports --frags 3 3000
 
+# hashcheck NAME SRC DST FLOWS PER_FLOW [OPTION...] (vrss_udp.py's)
+hashcheck() {
+	ktap_check "$1" "$VRSS_DIR/vrss_udp.py" hashcheck "$2" "$3" "$4" "$5" \
+		vrss0 $VRSS_PEER "${@:6}"
+}
+hashes_on() {
+	ethtool -n vrss0 rx-flow-hash "$1" | grep -q "L4 bytes 0 & 1"
+}
+# sd TYPE: TYPE hashed on addresses only, ethtool -n shows it, no other
+# type changed.
+sd() {
+	local t others=0
+	ethtool -N vrss0 rx-flow-hash "$1" sd || return 1
+	hashes_on "$1" && return 1
+	for t in tcp4 udp4 tcp6 udp6; do
+		[ "$t" = "$1" ] || hashes_on "$t" || others=1
+	done
+	return $others
+}
+
+vrss_check_steering "IPv4 TCP: every flow on its predicted queue" $VRSS_PEER_IP $VRSS_IP --tcp
+hashcheck "IPv4 TCP: skb hash = Toeplitz of the 4-tuple" $VRSS_PEER_IP $VRSS_IP 32 2 --tcp
+ktap_check "rx-flow-hash tcp4 sd: addresses only, udp4/tcp6/udp6 unchanged" sd tcp4
+vrss_check_steering "tcp4 sd: TCP flows differing only in ports share one queue" \
+	$VRSS_PEER_IP $VRSS_IP --tcp --no-ports
+hashcheck "tcp4 sd: skb hash = Toeplitz of the addresses" $VRSS_PEER_IP $VRSS_IP 32 2 --tcp --no-ports
+vrss_check_steering "tcp4 sd: IPv4 UDP still hashed on its ports" $VRSS_PEER_IP $VRSS_IP
+ethtool -N vrss0 rx-flow-hash tcp4 sdfn
+
+vrss_check_steering "IPv6 TCP: every flow on its predicted queue" $P6 $L6 --tcp
+hashcheck "IPv6 TCP: skb hash = Toeplitz of the 4-tuple" $P6 $L6 32 2 --tcp
+ktap_check "rx-flow-hash tcp6 sd: addresses only, the others unchanged" sd tcp6
+hashcheck "tcp6 sd: skb hash = Toeplitz of the addresses" $P6 $L6 32 2 --tcp --no-ports
+vrss_check_steering "tcp6 sd: IPv6 UDP still hashed on its ports" $P6 $L6
+ethtool -N vrss0 rx-flow-hash tcp6 sdfn
+ktap_check "rx-flow-hash udp6 sd: addresses only, the others unchanged" sd udp6
+vrss_check_steering "udp6 sd: flows differing only in ports share one queue" $P6 $L6 --no-ports
+hashcheck "udp6 sd: skb hash = Toeplitz of the addresses" $P6 $L6 32 2 --no-ports
+ethtool -N vrss0 rx-flow-hash udp6 sdfn
+
 # raw_frames NAME ETHERTYPE LEN: 50 such frames all on queue 0, counted.
 raw_frames() {
 	local name=$1 before nohash0 got r
@@ -81,6 +124,11 @@ raw_frames() {
 raw_frames "non-IP frames (ethertype 88b5): primary queue, counted as rx_nohash" 88b5 46
 raw_frames "truncated IPv4 headers: primary queue, counted as rx_nohash" 0800 10
 raw_frames "truncated IPv6 headers: primary queue, counted as rx_nohash" 86dd 20
+
+# Receive hashing off: vrss computes no hash (the peer's UDP frames come
+# through veth with none).
+ethtool -K vrss0 rxhash off
+hashcheck "rxhash off: no skb hash on any packet" $VRSS_PEER_IP $VRSS_IP 32 2 --none
 
 ktap_check "no taint beyond out-of-tree and unsigned" \
 	test "$(vrss_taint_other)" -eq "$taint0"

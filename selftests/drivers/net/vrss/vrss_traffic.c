@@ -42,6 +42,15 @@
  *	(source port 20000+f): a 4-byte request, then its answer awaited
  *	for up to a second.  Prints "transactions N lost L slow S max_ms M":
  *	L unanswered, S answered after over 200 ms, M the slowest answer.
+ *   vrss_traffic syn DST FLOWS PER_FLOW
+ *	TCP connection attempts to a port nobody listens on: PER_FLOW on
+ *	each of FLOWS flows, round robin, source port 20000+f to port
+ *	7000+f, each a SYN answered by a reset (awaited for up to a second,
+ *	so that the port is free again).  Prints "refused R of N"; fails
+ *	unless every attempt was refused.
+ *   vrss_traffic duty PERCENT SECONDS
+ *	A CPU hog that spins PERCENT of every period (5 to 15 ms, at random)
+ *	and sleeps the rest, for SECONDS: a known partial load.
  *   vrss_traffic raw IFACE DSTMAC ETHERTYPE LEN COUNT
  *	COUNT Ethernet frames to DSTMAC of type ETHERTYPE (hex) with LEN zero
  *	bytes of payload, through a packet socket on IFACE.
@@ -113,7 +122,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|flip|rekey|raw|frame ARGS (see the source)\n",
+	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|syn|duty|flip|rekey|raw|frame ARGS (see the source)\n",
 	      stderr);
 	exit(1);
 }
@@ -591,6 +600,83 @@ static int cmd_rr(int argc, char **argv)
 	return 0;
 }
 
+/* One SYN from @sport to @to, answered by a reset: true if refused. */
+static bool syn_refused(const struct sockaddr_storage *to, socklen_t len, int sport)
+{
+	struct sockaddr_storage from;
+	struct pollfd p = { .events = POLLOUT };
+	int one = 1, err = 0;
+	socklen_t elen = sizeof(err);
+
+	sockaddr(to->ss_family == AF_INET6 ? "::" : "0.0.0.0", sport, &from);
+	p.fd = socket(to->ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (p.fd < 0)
+		die("socket");
+	/* A refused attempt leaves no TIME_WAIT: the port is free again. */
+	if (setsockopt(p.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(p.fd, (struct sockaddr *)&from, len))
+		die("bind");
+	if (connect(p.fd, (const struct sockaddr *)to, len) && errno != EINPROGRESS)
+		err = errno;
+	else if (poll(&p, 1, 1000) == 1)
+		getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+	close(p.fd);
+	return err == ECONNREFUSED;
+}
+
+static int cmd_syn(int argc, char **argv)
+{
+	static struct sockaddr_storage to[MAX_FLOWS];
+	static socklen_t len[MAX_FLOWS];
+	long per_flow, i, refused = 0;
+	int flows, f;
+
+	if (argc != 3)
+		usage();
+	flows = num(argv[1], 1, MAX_FLOWS);
+	per_flow = num(argv[2], 1, 1000000);
+	for (f = 0; f < flows; f++)
+		len[f] = sockaddr(argv[0], DPORT + f, &to[f]);
+	for (i = 0; i < per_flow; i++)
+		for (f = 0; f < flows; f++)
+			refused += syn_refused(&to[f], len[f], SPORT + f);
+	printf("refused %ld of %ld\n", refused, per_flow * flows);
+	return refused == per_flow * flows ? 0 : 1;
+}
+
+static int cmd_duty(int argc, char **argv)
+{
+	double end, busy, period, start;
+	struct timespec ts;
+
+	if (argc != 2)
+		usage();
+	busy = num(argv[0], 0, 100) / 100.0;
+	end = now_ms() + seconds(argv[1]) * 1e3;
+	srand(getpid());
+	start = now_ms();
+	while (start < end) {
+		/*
+		 * 5 to 15 ms, at random: off the scheduler tick's beat, whose
+		 * samples are what CPU time accounting counts as busy.
+		 */
+		period = 5 + rand() % 11;
+		while (now_ms() - start < period * busy)
+			;
+		start += period;
+		/* On absolute deadlines; a late wake-up starts the next at once. */
+		if (start < now_ms()) {
+			start = now_ms();
+			continue;
+		}
+		ts.tv_sec = (time_t)(start / 1e3);
+		ts.tv_nsec = (long)((start - ts.tv_sec * 1e3) * 1e6);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	return 0;
+}
+
 /* A packet socket that sends on @iface; its MAC address in @mac. */
 static int packet_socket(const char *iface, struct sockaddr_ll *ll, unsigned char *mac)
 {
@@ -801,7 +887,8 @@ int main(int argc, char **argv)
 		{ "send", cmd_send }, { "flood", cmd_flood }, { "pace", cmd_pace },
 		{ "seqsend", cmd_seqsend }, { "seqrecv", cmd_seqrecv }, { "echo", cmd_echo },
 		{ "rr", cmd_rr }, { "flip", cmd_flip }, { "rekey", cmd_rekey },
-		{ "raw", cmd_raw }, { "frame", cmd_frame },
+		{ "syn", cmd_syn }, { "duty", cmd_duty }, { "raw", cmd_raw },
+		{ "frame", cmd_frame },
 	};
 	size_t i;
 

@@ -34,11 +34,15 @@ DPORT+f.
       `vrss_traffic frame IFACE DIR/<name> COUNT`; and a well-formed UDP
       datagram to DSTMAC (ipv4-udp) and to another host's MAC address
       (ipv4-udp-otherhost).
-  vrss_udp.py hashcheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS
+  vrss_udp.py hashcheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS [OPTION...]
       Sends those flows from PEER_NETNS and checks, with one packet socket
       per flow on DEV whose classic BPF filter accepts only frames whose
       skb hash (SKF_AD_RXHASH) is the Toeplitz hash expected for that flow,
-      that every packet arrived with exactly that hash.
+      that every packet arrived with exactly that hash.  --tcp: the flows
+      are TCP connection attempts (vrss_traffic syn), not datagrams;
+      --no-ports: the hash expected is that of the addresses alone (flows
+      sharing it share a socket); --none: every packet must carry no hash
+      (0), as with receive hashing off.
   vrss_udp.py cpucheck SRC DST FLOWS PER_FLOW DEV PEER_NETNS
       Binds one UDP socket per flow on DST, sends the flows from
       PEER_NETNS, and checks that each socket received all its datagrams
@@ -305,21 +309,30 @@ def hash_socket(dev, want):
     return s, prog
 
 
-def hashcheck(src, dst, flows, per_flow, dev, netns):
+def hashcheck(src, dst, flows, per_flow, dev, netns, opts):
     key, _ = rxfh(dev)
-    socks = []
-    for f in range(flows):
-        socks.append(hash_socket(dev, toeplitz(key, flow_input(src, dst, f))))
-    subprocess.run(["ip", "netns", "exec", netns, TRAFFIC, "send", dst,
-                    str(flows), str(per_flow)], check=True)
+    ports = "--no-ports" not in opts
+    if "--none" in opts:
+        want = [0]
+    else:
+        want = [toeplitz(key, flow_input(src, dst, f, ports)) for f in range(flows)]
+    # Flows sharing a hash (addresses only) share one socket.
+    socks = {h: hash_socket(dev, h) for h in want}
+    if "--tcp" in opts:
+        sender = [TRAFFIC, "syn", dst, str(flows), str(per_flow)]
+    else:
+        sender = [TRAFFIC, "send", dst, str(flows), str(per_flow)]
+    subprocess.run(["ip", "netns", "exec", netns] + sender, check=True)
     time.sleep(0.5)
     bad = 0
-    for f, (s, _) in enumerate(socks):
+    for h, (s, _) in socks.items():
         n = drain(s)
-        if n != per_flow:
-            print(f"flow {f}: {n} of {per_flow} packets carried the expected hash")
+        expect = per_flow * sum(w == h for w in want) if len(want) > 1 else per_flow * flows
+        if n != expect:
+            print(f"hash {h:#010x}: {n} of {expect} packets carried it")
             bad += 1
-    print(f"{flows - bad} of {flows} flows: every packet's skb hash = Toeplitz")
+    what = "0 (no hash)" if "--none" in opts else "Toeplitz"
+    print(f"{len(socks) - bad} of {len(socks)} hashes: every packet's skb hash = {what}")
     sys.exit(1 if bad else 0)
 
 
@@ -370,7 +383,7 @@ def main():
         else:
             malformed(args[0], args[1], args[2])
     elif cmd == "hashcheck":
-        hashcheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
+        hashcheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5], args[6:])
     elif cmd == "cpucheck":
         cpucheck(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     else:
