@@ -127,15 +127,27 @@ static void vrss_park_to_ring(struct vrss_dev *vd, unsigned int b,
 }
 
 /*
+ * Under @t's producer lock (and that of @q, whose parked_frames count the
+ * frames): bucket @b's parked frames onto @t's ring, and the bucket with
+ * them, behind its last frame.
+ */
+static void vrss_park_hand_on(struct vrss_dev *vd, unsigned int b,
+			      struct vrss_queue *q, struct vrss_queue *t)
+{
+	q->parked_frames -= skb_queue_len(&vd->park[b]);
+	vrss_park_to_ring(vd, b, t);
+	atomic64_set(&vd->buckets[b], vrss_bucket_pack(t->index, t->tail));
+}
+
+/*
  * Under the producer locks of @q, the ring bucket @b leaves, and of @t:
  * its parked frames onto @t's ring, and the bucket with them.
  */
 static void vrss_park_onto(struct vrss_dev *vd, unsigned int b,
 			   struct vrss_queue *q, struct vrss_queue *t)
 {
-	vrss_unparked(q, skb_queue_len(&vd->park[b]));
-	vrss_park_to_ring(vd, b, t);
-	atomic64_set(&vd->buckets[b], vrss_bucket_pack(t->index, t->tail));
+	WRITE_ONCE(q->parked_buckets, q->parked_buckets - 1);
+	vrss_park_hand_on(vd, b, q, t);
 }
 
 /*
@@ -472,9 +484,8 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 		t = &vd->queues[to];
 		local_bh_disable();
 		spin_lock(&t->ring.producer_lock);
-		t->parked_frames -= skb_queue_len(&vd->park[b]);
-		vrss_park_to_ring(vd, b, t);
-		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, t->tail));
+		/* Claimed from the primary: its frames parked counted on @t. */
+		vrss_park_hand_on(vd, b, t, t);
 		spin_unlock(&t->ring.producer_lock);
 		/* Down: the frames wait for the next open (vrss_queues_open()). */
 		if (netif_running(vd->dev) && !__ptr_ring_empty(&t->ring))
