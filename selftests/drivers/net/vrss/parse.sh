@@ -15,7 +15,7 @@ vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 
-ktap_plan 24
+ktap_plan 25
 
 cleanup() {
 	vrss_net_cleanup
@@ -106,6 +106,7 @@ ethtool -N vrss0 rx-flow-hash tcp6 sdfn
 ktap_check "rx-flow-hash udp6 sd: addresses only, the others unchanged" sd udp6
 vrss_check_steering "udp6 sd: flows differing only in ports share one queue" $P6 $L6 --no-ports
 hashcheck "udp6 sd: skb hash = Toeplitz of the addresses" $P6 $L6 32 2 --no-ports
+vrss_check_steering "udp6 sd: IPv6 TCP still hashed on its ports" $P6 $L6 --tcp
 ethtool -N vrss0 rx-flow-hash udp6 sdfn
 
 # raw_frames NAME ETHERTYPE LEN: 50 such frames all on queue 0, counted.
