@@ -127,14 +127,13 @@ static void vrss_park_to_ring(struct vrss_dev *vd, unsigned int b,
 }
 
 /*
- * Under @t's producer lock (and that of @q, whose parked_frames count the
- * frames): bucket @b's parked frames onto @t's ring, and the bucket with
- * them, behind its last frame.
+ * Under @t's producer lock, the parked frames already uncounted: bucket
+ * @b's parked frames onto @t's ring, and the bucket with them, behind its
+ * last frame.
  */
 static void vrss_park_hand_on(struct vrss_dev *vd, unsigned int b,
-			      struct vrss_queue *q, struct vrss_queue *t)
+			      struct vrss_queue *t)
 {
-	q->parked_frames -= skb_queue_len(&vd->park[b]);
 	vrss_park_to_ring(vd, b, t);
 	atomic64_set(&vd->buckets[b], vrss_bucket_pack(t->index, t->tail));
 }
@@ -146,8 +145,8 @@ static void vrss_park_hand_on(struct vrss_dev *vd, unsigned int b,
 static void vrss_park_onto(struct vrss_dev *vd, unsigned int b,
 			   struct vrss_queue *q, struct vrss_queue *t)
 {
-	WRITE_ONCE(q->parked_buckets, q->parked_buckets - 1);
-	vrss_park_hand_on(vd, b, q, t);
+	vrss_unparked(q, skb_queue_len(&vd->park[b]));
+	vrss_park_hand_on(vd, b, t);
 }
 
 /*
@@ -484,8 +483,9 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 		t = &vd->queues[to];
 		local_bh_disable();
 		spin_lock(&t->ring.producer_lock);
-		/* Claimed from the primary: its frames parked counted on @t. */
-		vrss_park_hand_on(vd, b, t, t);
+		/* Claimed from the primary: its parked frames counted on @t. */
+		t->parked_frames -= skb_queue_len(&vd->park[b]);
+		vrss_park_hand_on(vd, b, t);
 		spin_unlock(&t->ring.producer_lock);
 		/* Down: the frames wait for the next open (vrss_queues_open()). */
 		if (netif_running(vd->dev) && !__ptr_ring_empty(&t->ring))

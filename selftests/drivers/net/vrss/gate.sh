@@ -52,6 +52,7 @@ setup() {
 }
 ktap_check "vrss0 with $nq queues, rxhash on, threshold 80 (default)" setup
 interval=$(vrss_sys interval_ms)
+ival=$(awk -v i="$interval" 'BEGIN { print i / 1000 }')
 cpu0=$VRSS_SEND_CPU
 echo "# senders (the primary CPU) on CPU $cpu0, test pinned to CPU $last, interval ${interval} ms"
 
@@ -238,8 +239,7 @@ cpu_idle() {
 }
 # load_vs_busy DUTY: sets load (the mean) and busy.
 load_vs_busy() {
-	local i0 w0 i1 w1 i sum=0 ival
-	ival=$(awk -v i="$interval" 'BEGIN { print i / 1000 }')
+	local i0 w0 i1 w1 i sum=0
 	vrss_sys_set threshold 100 || return 1
 	taskset -c "$cpu0" "$VRSS_TRAFFIC" duty "$1" 30 &
 	hog=$!
@@ -291,17 +291,17 @@ wait_width() {
 # hold_width W: W at each of 20 reads an interval apart, no width change
 # traced meanwhile.
 hold_width() {
-	local i w bad=0 ival
-	ival=$(awk -v i="$interval" 'BEGIN { print i / 1000 }')
+	local i w bad=0 changes
 	echo > $VRSS_TRACING/trace
 	for ((i = 0; i < 20; i++)); do
 		sleep "$ival"
 		w=$(vrss_sys width)
 		[ "$w" = "$1" ] || bad=1
 	done
+	changes=$(vrss_trace_lines vrss_width_change | wc -l)
 	echo "# width $1 for 20 intervals: last read $w, queue loads $(vrss_sys queue_load)," \
-	     "width changes traced: $(vrss_trace_lines vrss_width_change | wc -l)"
-	[ $bad = 0 ] && [ "$(vrss_trace_lines vrss_width_change | wc -l)" = 0 ]
+	     "width changes traced: $changes"
+	[ $bad = 0 ] && [ "$changes" = 0 ]
 }
 progressive() {
 	local q1 rc=0

@@ -497,7 +497,11 @@ vrss_check_steering() {
 		{ ktap_result "$name" 1; return; }
 	before=$(vrss_queue_packets vrss0)
 	r=$(vrss_rx_packets)
-	[ "${send[0]}" = syn ] || send+=("$size")
+	if [ "${send[0]}" = syn ]; then
+		[ "$mult" = 1 ] || { echo "vrss_check_steering: --tcp sends no fragments" >&2; ktap_result "$name" 1; return; }
+	else
+		send+=("$size")
+	fi
 	taskset -c "$VRSS_SEND_CPU" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" "${send[@]}" > /dev/null
 	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + 320))
 	got=$(vrss_queue_delta "$before" "$(vrss_queue_packets vrss0)")

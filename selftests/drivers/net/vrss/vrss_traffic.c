@@ -45,8 +45,8 @@
  *   vrss_traffic syn DST FLOWS PER_FLOW
  *	TCP connection attempts to a port nobody listens on: PER_FLOW on
  *	each of FLOWS flows, round robin, source port 20000+f to port
- *	7000+f, each a SYN answered by a reset (awaited for up to a second,
- *	so that the port is free again).  Prints "refused R of N"; fails
+ *	7000+f, each a SYN answered by a reset (awaited for up to 0.9 s,
+ *	before TCP would send the SYN again).  Prints "refused R of N"; fails
  *	unless every attempt was refused.
  *   vrss_traffic duty PERCENT SECONDS
  *	A CPU hog that spins PERCENT of every period (5 to 15 ms, at random)
@@ -618,7 +618,8 @@ static bool syn_refused(const struct sockaddr_storage *to, socklen_t len, int sp
 		die("bind");
 	if (connect(p.fd, (const struct sockaddr *)to, len) && errno != EINPROGRESS)
 		err = errno;
-	else if (poll(&p, 1, 1000) == 1)
+	/* Within the SYN's first retransmission (1 s): one SYN an attempt. */
+	else if (poll(&p, 1, 900) == 1)
 		getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &elen);
 	close(p.fd);
 	return err == ECONNREFUSED;

@@ -292,12 +292,13 @@ def drain(s):
 def hash_socket(dev, want, other=False):
     """A packet socket on dev that sees only received frames with skb->hash
     == want (other: != want)."""
+    # jeq want -> drop (other), else jne want -> drop
+    test = (0x15, 1, 0, want) if other else (0x15, 0, 1, want)
     insns = [
         (0x20, 0, 0, SKF_AD_OFF + SKF_AD_PKTTYPE),   # ld pkttype
         (0x15, 3, 0, PACKET_OUTGOING),               # jeq outgoing -> drop
         (0x20, 0, 0, SKF_AD_OFF + SKF_AD_RXHASH),    # ld rxhash
-        (0x15, 1, 0, want) if other else             # jeq want -> drop
-        (0x15, 0, 1, want),                          # jne want -> drop
+        test,
         (0x06, 0, 0, 0xFFFF),                        # ret accept
         (0x06, 0, 0, 0),                             # ret drop
     ]
@@ -311,29 +312,33 @@ def hash_socket(dev, want, other=False):
     return s, prog
 
 
+def nohashcheck(dev, send, sent):
+    """SEND (a command) sends SENT frames to DEV: all must arrive, none with
+    a hash.  Any frame with a hash is one too many; a stray frame of the
+    link's own, with none, cannot make that pass or fail."""
+    nonzero, _prog = hash_socket(dev, 0, other=True)
+    rx = f"/sys/class/net/{dev}/statistics/rx_packets"
+    before = int(open(rx).read())
+    subprocess.run(send, check=True)
+    time.sleep(0.5)
+    n = drain(nonzero)
+    got = int(open(rx).read()) - before
+    print(f"{got} frames received ({sent} sent), {n} of them with a hash")
+    sys.exit(1 if n or got < sent else 0)
+
+
 def hashcheck(src, dst, flows, per_flow, dev, netns, opts):
+    mode = "syn" if "--tcp" in opts else "send"
+    send = ["ip", "netns", "exec", netns, TRAFFIC, mode, dst, str(flows), str(per_flow)]
+    if "--none" in opts:
+        nohashcheck(dev, send, flows * per_flow)
     key, _ = rxfh(dev)
     ports = "--no-ports" not in opts
-    if "--none" in opts:
-        # Any frame with a hash is one too many (a stray frame of the
-        # link's own, with none, cannot make that pass or fail).
-        nonzero, _prog = hash_socket(dev, 0, other=True)
-        rx = f"/sys/class/net/{dev}/statistics/rx_packets"
-        before = int(open(rx).read())
     want = [toeplitz(key, flow_input(src, dst, f, ports)) for f in range(flows)]
     # Flows sharing a hash (addresses only) share one socket.
-    socks = {} if "--none" in opts else {h: hash_socket(dev, h) for h in want}
-    if "--tcp" in opts:
-        sender = [TRAFFIC, "syn", dst, str(flows), str(per_flow)]
-    else:
-        sender = [TRAFFIC, "send", dst, str(flows), str(per_flow)]
-    subprocess.run(["ip", "netns", "exec", netns] + sender, check=True)
+    socks = {h: hash_socket(dev, h) for h in want}
+    subprocess.run(send, check=True)
     time.sleep(0.5)
-    if "--none" in opts:
-        n = drain(nonzero)
-        got = int(open(rx).read()) - before
-        print(f"{got} frames received ({flows * per_flow} sent), {n} of them with a hash")
-        sys.exit(1 if n or got < flows * per_flow else 0)
     bad = 0
     for h, (s, _) in socks.items():
         n = drain(s)
