@@ -3,15 +3,15 @@
 """Where the instruction meter's windows went (tools/insn/insn.c), against
 the guest's /proc/kallsyms.
 
-  profile.py KALLSYMS PROF [--module NAME] [--top N]
-  profile.py KALLSYMS PROF... --frames N [--module NAME]
+  profile.py KALLSYMS PROF [--module NAME] [--top N] [--with-waits]
+  profile.py KALLSYMS PROF... --frames N [--module NAME] [--with-waits]
 
 PROF is a window of the meter's profile ($VRSS_INSNS.prof.SEQ, SEQ the
 profiling mark that closed it), KALLSYMS a copy of the guest's
 /proc/kallsyms taken as root once the modules of interest were loaded.
 
 One window: prints "total T kernel K module M" (T every instruction in the
-window, K the kernel's, M those in NAME's functions, default vrss), then
+window, K the kernel's but for spinning (below), M those in NAME's functions, default vrss), then
 with --top the N functions that ran most: INSNS FUNCTION [MODULE].
 
 Several windows of one configuration, each N frames: the typical window,
@@ -26,6 +26,12 @@ the per-function median keeps the path and drops most of that.
 
 A translation block lies in one function (it ends at the first branch),
 so a block's instructions belong to the symbol at or below its start.
+
+Spinning on a lock or an owner is left out of the kernel's figures
+(WAITING; --with-waits keeps it): under TCG a vCPU is a host thread, and
+one that holds a lock can lose its host core while another spins for it,
+so the spin's instructions measure the host's scheduling, not work (one
+window of the same configuration spun 0.3 M instructions, the next none).
 """
 import argparse
 import bisect
@@ -33,6 +39,16 @@ import statistics
 import sys
 
 KERNEL_BASE = 0xffff800000000000
+
+WAITING = {
+    "native_queued_spin_lock_slowpath",
+    "__pv_queued_spin_lock_slowpath",
+    "queued_read_lock_slowpath",
+    "queued_write_lock_slowpath",
+    "mutex_spin_on_owner",
+    "rwsem_spin_on_owner",
+    "osq_lock",
+}
 
 
 def read_symbols(path):
@@ -52,10 +68,11 @@ def read_symbols(path):
 
 
 class Profile:
-    def __init__(self, kallsyms, module):
+    def __init__(self, kallsyms, module, with_waits=False):
         self.syms = read_symbols(kallsyms)
         self.addrs = [s[0] for s in self.syms]
         self.module = module
+        self.with_waits = with_waits
 
     def window(self, path):
         """(total, {function: kernel insns}) of the window in PATH;
@@ -71,6 +88,8 @@ class Profile:
                     continue
                 i = bisect.bisect_right(self.addrs, addr) - 1
                 key = self.syms[i][1:] if i >= 0 else ("?", "")
+                if key[0] in WAITING and not self.with_waits:
+                    continue
                 funcs[key] = funcs.get(key, 0) + n
         return total, funcs
 
@@ -85,8 +104,9 @@ def main():
     ap.add_argument("--module", default="vrss")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--frames", type=int, default=0)
+    ap.add_argument("--with-waits", action="store_true")
     a = ap.parse_args()
-    p = Profile(a.kallsyms, a.module)
+    p = Profile(a.kallsyms, a.module, a.with_waits)
     if not a.frames:
         if len(a.prof) != 1:
             sys.exit("profile.py: several windows need --frames")

@@ -6,6 +6,14 @@
  *   vrss-insn mark [--profile]   set a mark; print its line:
  *                                SEQ VCPU K0 U0 K1 U1 ... (every vCPU's
  *                                kernel and user instructions so far)
+ *   vrss-insn serve              the mark server: for each line "mark"
+ *                                or "profile" read from stdin, that mark,
+ *                                then "ok" on stdout; so that a script's
+ *                                marks (bash: a coprocess) start no
+ *                                process inside the window they bound.
+ *                                The marks' lines are not read back:
+ *                                the caller reads them from $VRSS_INSNS
+ *                                after the window
  *   vrss-insn loop N             the meter's own test: between two marks
  *                                on one vCPU, a user loop of exactly 2N
  *                                instructions; prints
@@ -141,6 +149,45 @@ static int loop(const char *path, int cpu, unsigned long n)
 	return 0;
 }
 
+/*
+ * No stdio on the request path: one read and one write system call per
+ * mark, the same every time.
+ */
+static int serve(void)
+{
+	char req[64];
+	size_t len = 0;
+	ssize_t n;
+
+	for (;;) {
+		char *nl;
+
+		n = read(0, req + len, sizeof(req) - 1 - len);
+		if (n <= 0)
+			return n < 0;
+		len += n;
+		req[len] = 0;
+		while ((nl = strchr(req, '\n'))) {
+			*nl = 0;
+			if (!strcmp(req, "mark") || !strcmp(req, "profile")) {
+				set_mark(req[0] == 'p');
+				if (write(1, "ok\n", 3) != 3)
+					return 1;
+			} else {
+				fprintf(stderr, "vrss-insn: serve: not a request: %s\n", req);
+				if (write(1, "bad\n", 4) != 4)
+					return 1;
+			}
+			len -= nl + 1 - req;
+			memmove(req, nl + 1, len + 1);
+		}
+		if (len == sizeof(req) - 1) {
+			fprintf(stderr, "vrss-insn: serve: request too long\n");
+			return 1;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = getenv("VRSS_INSNS");
@@ -162,6 +209,8 @@ int main(int argc, char **argv)
 		fputs(line, stdout);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "serve"))
+		return serve();
 	if (argc == 3 && !strcmp(argv[1], "loop")) {
 		char *end;
 		unsigned long n;
@@ -174,6 +223,6 @@ int main(int argc, char **argv)
 		}
 		return loop(path, cpu, n);
 	}
-	fprintf(stderr, "usage: vrss-insn mark [--profile] | loop N\n");
+	fprintf(stderr, "usage: vrss-insn mark [--profile] | serve | loop N\n");
 	return 2;
 }

@@ -691,22 +691,61 @@ vrss_trace_count() {
 
 VRSS_INSN=$VRSS_REPO/build/tools/vrss-insn
 
+# vrss_insn_serve [CPU]: start the meter's mark server (vrss-insn serve)
+# as a coprocess pinned to vCPU CPU (default 0): vrss_insn_window's marks
+# then start no process, whose start and exit (page tables, exec's reads
+# over 9p) would otherwise cost the window millions of instructions.
+# vrss_insn_serve_stop ends it.
+vrss_insn_serve() {
+	coproc VRSS_INSN_SRV { exec taskset -c "${1:-0}" "$VRSS_INSN" serve; }
+}
+
+vrss_insn_serve_stop() {
+	[ -n "${VRSS_INSN_SRV_PID:-}" ] || return 0
+	kill "$VRSS_INSN_SRV_PID" 2> /dev/null
+	wait "$VRSS_INSN_SRV_PID" 2> /dev/null
+	VRSS_INSN_SRV_PID=
+}
+
+# vrss_insn_request REQ: the mark server's mark REQ (mark, profile).
+vrss_insn_request() {
+	local r
+	echo "$1" >&"${VRSS_INSN_SRV[1]}" && read -r -u "${VRSS_INSN_SRV[0]}" r &&
+		[ "$r" = ok ]
+}
+
 # vrss_insn_window PROF CMD...: run CMD between two profiling marks of the
 # meter; the window's profile moves to PROF (tools/insn/profile.py reads
 # it).  Sets vrss_insn_k and vrss_insn_u (the kernel's and user space's
 # instructions on every vCPU in the window), vrss_insn_kcpu (the kernel's,
 # per vCPU) and vrss_insn_us (the window's microseconds).  Fails if CMD or
-# a mark does.
+# a mark does.  With the mark server running (vrss_insn_serve), nothing
+# here starts a process between the marks.
 vrss_insn_window() {
-	local prof=$1 a b t0 i n
+	local prof=$1 a b t0 i n lines
 	shift
 	t0=${EPOCHREALTIME/[.,]/}
-	a=$("$VRSS_INSN" mark --profile) || return 1
-	"$@" || return 1
-	b=$("$VRSS_INSN" mark --profile) || return 1
-	vrss_insn_us=$((${EPOCHREALTIME/[.,]/} - t0))
+	if [ -n "${VRSS_INSN_SRV_PID:-}" ]; then
+		# The marks' lines read after the window, not in it.
+		vrss_insn_request profile || return 1
+		"$@" || return 1
+		vrss_insn_request profile || return 1
+		vrss_insn_us=$((${EPOCHREALTIME/[.,]/} - t0))
+		lines=$(tail -n 2 "$VRSS_INSNS") || return 1
+		a=${lines%%$'\n'*} b=${lines#*$'\n'}
+	else
+		a=$("$VRSS_INSN" mark --profile) || return 1
+		"$@" || return 1
+		b=$("$VRSS_INSN" mark --profile) || return 1
+		vrss_insn_us=$((${EPOCHREALTIME/[.,]/} - t0))
+	fi
 	read -r -a a <<< "$a"
 	read -r -a b <<< "$b"
+	# Two marks in a row: no other process marked in the window.
+	[ "${b[0]:-0}" = $((${a[0]:-0} + 1)) ] || {
+		echo "# vrss_insn_window: the window's marks are not consecutive: ${a[0]:-none} ${b[0]:-none}"
+		return 1
+	}
 	n=$(((${#b[@]} - 2) / 2))
 	vrss_insn_k=0 vrss_insn_u=0 vrss_insn_kcpu=()
 	for ((i = 0; i < n; i++)); do

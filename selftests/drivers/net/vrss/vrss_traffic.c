@@ -27,7 +27,10 @@
  *	Receives that on ADDR port 7000 until COUNT arrived or the senders
  *	are quiet for 2 s (60 s before the first); prints "ready" once bound,
  *	then "received R reordered O foreign F": O the datagrams that came
- *	after a later one of their flow, F those too short to be seqsend's.
+ *	after a later one of their flow, F those too short to be seqsend's;
+ *	and "first_us T" and "last_us T", when the first and the last
+ *	counted datagram were read (the realtime clock, microseconds; 0 if
+ *	none).
  *	MODE gro: the socket asks for UDP GRO (the stack then holds its
  *	datagrams in GRO, merged, until a flush; a line "merged M" says how
  *	many reads got more than one datagram); busy=PEER: UDP GRO too, on
@@ -71,6 +74,13 @@
  *	Until STOPFILE exists, every 2 ms the next of: OTHERKEY, udp4
  *	hashed on addresses only, KEY, udp4 on ports too.  Prints "ready"
  *	after the first, and at the end "rehash N".
+ *
+ * Before any command, for a measurement whose window must hold no process
+ * start or exit (cost.sh, under the instruction meter):
+ *   vrss_traffic [--delay S] [--hold S] CMD ARGS...
+ *	--delay: prints "waiting" once started, then waits S seconds before
+ *	the command; --hold: once the command is done (its output flushed),
+ *	stays S seconds before exiting, or until killed.
  *
  * Exit status 0, or 1 with a message on stderr.
  */
@@ -443,6 +453,7 @@ static int cmd_seqrecv(int argc, char **argv)
 	static int64_t last[MAX_FLOWS];
 	static char buf[1 << 16];
 	long count, received = 0, reordered = 0, foreign = 0, merged = 0;
+	struct timespec first_ts = { 0, 0 }, last_ts = { 0, 0 };
 	const char *mode = "plain", *peer = NULL;
 	struct sockaddr_storage ss;
 	int timeout = 60000;
@@ -499,6 +510,9 @@ static int cmd_seqrecv(int argc, char **argv)
 				}
 				timeout = 2000;
 				received++;
+				clock_gettime(CLOCK_REALTIME, &last_ts);
+				if (received == 1)
+					first_ts = last_ts;
 				if ((int64_t)ntohl(s.seq) < last[f])
 					reordered++;
 				else
@@ -508,6 +522,9 @@ static int cmd_seqrecv(int argc, char **argv)
 	}
 	printf("received %ld reordered %ld foreign %ld\nmerged %ld\n", received, reordered,
 	       foreign, merged);
+	printf("first_us %lld\nlast_us %lld\n",
+	       (long long)first_ts.tv_sec * 1000000 + first_ts.tv_nsec / 1000,
+	       (long long)last_ts.tv_sec * 1000000 + last_ts.tv_nsec / 1000);
 	return 0;
 }
 
@@ -891,13 +908,31 @@ int main(int argc, char **argv)
 		{ "syn", cmd_syn }, { "duty", cmd_duty }, { "raw", cmd_raw },
 		{ "frame", cmd_frame },
 	};
+	double delay = 0, hold = 0;
 	size_t i;
+	int rc;
 
+	while (argc >= 3 && (!strcmp(argv[1], "--delay") || !strcmp(argv[1], "--hold"))) {
+		*(argv[1][2] == 'd' ? &delay : &hold) = seconds(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2)
 		usage();
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 2, argv + 2);
-	usage();
-	return 1;
+			break;
+	if (i == sizeof(cmds) / sizeof(cmds[0]))
+		usage();
+	if (delay > 0) {
+		printf("waiting\n");
+		fflush(stdout);
+		pause_for(delay);
+	}
+	rc = cmds[i].fn(argc - 2, argv + 2);
+	if (hold > 0) {
+		fflush(stdout);
+		pause_for(hold);
+	}
+	return rc;
 }
