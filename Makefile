@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 S := tools/scripts
 
 .PHONY: all modules clean modules-all deps lint unit selftests rig-tests check demo tools \
-	install dkms-install docs bench fuzz debug-kernel check-debug check-full ksft mutants
+	install dkms-install deb docs bench fuzz debug-kernel check-debug check-full ksft mutants
 
 all: modules
 
@@ -20,6 +20,8 @@ KVER = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/
 install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+	install -D -m 0755 tools/vrss-attach $(INSTALL_MOD_PATH)/usr/local/sbin/vrss-attach
+	ln -sf vrss-attach $(INSTALL_MOD_PATH)/usr/local/sbin/vrss-detach
 
 # DKMS: this tree rebuilt for every installed kernel with headers.
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -30,6 +32,10 @@ dkms-install:
 			k=$${k%/build}; dkms install vrss/$(VERSION) -k $${k##*/} || exit 1; \
 		done
 
+# build/deb/vrss-dkms_VERSION_all.deb, with Debian's dh-dkms (debian/).
+deb:
+	@$(S)/deb.sh
+
 # Documentation/ renders cleanly (docutils, warnings are errors).
 docs:
 	@$(S)/docs.sh
@@ -37,7 +43,7 @@ docs:
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean || true
 	rm -rf build
-	$(MAKE) -C tests/unit clean
+	[ ! -d tests/unit ] || $(MAKE) -C tests/unit clean
 
 # One output tree per installed Debian kernel: build/<kver>/.
 modules-all:

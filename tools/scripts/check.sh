@@ -241,7 +241,7 @@ while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
-		-- $ksft virtio.sh "${drv[@]}"
+		-- $ksft virtio.sh attach.sh "${drv[@]}"
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh $ksft virtio.sh
@@ -261,6 +261,10 @@ while read -r series kver; do
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
 done <<< "$kernels"
 collect_dkms
+# The Debian package, last: it installs into this machine's /lib/modules
+# (DKMS, from apt) what the guests before must not load, boots a guest of
+# each kernel to load it, and purges it.
+suite deb tools/scripts/deb-check.sh
 
 echo
 echo "=== summary ($(($(date +%s) - t0)) s)"

@@ -24,6 +24,8 @@ pkgs=(
 	libcmocka-dev pkg-config
 	# docs (rst2html), DKMS packaging check, netlink statistics (YNL)
 	python3-docutils dkms openssl python3-yaml
+	# make deb: the Debian package (dh-dkms) and its lint
+	debhelper dh-dkms lintian fakeroot
 	# Toeplitz instruction counts (make bench)
 	valgrind
 	# charts

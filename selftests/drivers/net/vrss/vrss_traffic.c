@@ -45,6 +45,17 @@
  *	(source port 20000+f): a 4-byte request, then its answer awaited
  *	for up to a second.  Prints "transactions N lost L slow S max_ms M":
  *	L unanswered, S answered after over 200 ms, M the slowest answer.
+ *   vrss_traffic tcpecho ADDR
+ *	Accepts TCP connections on ADDR port 7000 and sends every byte back
+ *	(a child process each), until killed; prints "ready" once listening.
+ *   vrss_traffic tcprr DST SECONDS
+ *	An SSH session's stand-in: one TCP connection to tcpecho at DST,
+ *	a 4-byte request every 10 ms for SECONDS or until SIGTERM, each
+ *	answer awaited for up to 10 s.  Prints "transactions N lost L slow
+ *	S max_ms M": L
+ *	unanswered (the connection broke or stalled: the run ends there), S
+ *	answered after over 200 ms; fails if the connection could not be
+ *	made.
  *   vrss_traffic syn DST FLOWS PER_FLOW
  *	TCP connection attempts to a port nobody listens on: PER_FLOW on
  *	each of FLOWS flows, round robin, source port 20000+f to port
@@ -92,9 +103,11 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <netinet/udp.h>
 #include <sys/uio.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -132,7 +145,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|syn|duty|flip|rekey|raw|frame ARGS (see the source)\n",
+	fputs("usage: vrss_traffic send|flood|pace|seqsend|seqrecv|echo|rr|tcpecho|tcprr|syn|duty|flip|rekey|raw|frame ARGS (see the source)\n",
 	      stderr);
 	exit(1);
 }
@@ -617,6 +630,120 @@ static int cmd_rr(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_tcpecho(int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	char buf[4096];
+	int fd, c, one = 1;
+	socklen_t len;
+	ssize_t n;
+
+	if (argc != 1)
+		usage();
+	len = sockaddr(argv[0], DPORT, &ss);
+	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 4))
+		die("bind");
+	/* Killing the server (its process group) ends its children too. */
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		c = accept(fd, NULL, NULL);
+		if (c < 0) {
+			if (errno == EINTR)
+				continue;
+			die("accept");
+		}
+		if (fork() == 0) {
+			close(fd);
+			setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			while ((n = read(c, buf, sizeof(buf))) > 0)
+				if (write(c, buf, n) != n)
+					break;
+			_exit(0);
+		}
+		close(c);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t tcprr_stop;
+
+static void tcprr_term(int sig)
+{
+	(void)sig;
+	tcprr_stop = 1;
+}
+
+static int cmd_tcprr(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = tcprr_term };
+	long count = 0, lost = 0, slow = 0;
+	struct sockaddr_storage to;
+	double max = 0, t0, end, ms;
+	uint32_t req, ans;
+	int fd, one = 1;
+	socklen_t len;
+
+	if (argc != 2)
+		usage();
+	len = sockaddr(argv[0], DPORT, &to);
+	end = now_ms() + 1000 * seconds(argv[1]);
+	fd = socket(to.ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		die("socket");
+	if (connect(fd, (struct sockaddr *)&to, len))
+		die("connect");
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sigaction(SIGTERM, &sa, NULL);
+	while (!tcprr_stop && now_ms() < end) {
+		size_t got = 0;
+
+		req = htonl(count++);
+		t0 = now_ms();
+		if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != sizeof(req)) {
+			lost++;
+			break;
+		}
+		while (got < sizeof(ans)) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int left = 10000 - (int)(now_ms() - t0), r;
+			ssize_t n;
+
+			if (left <= 0)
+				break;
+			/* A SIGTERM ends the run, not the transaction. */
+			r = poll(&p, 1, left);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n = recv(fd, (char *)&ans + got, sizeof(ans) - got, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += n;
+		}
+		if (got < sizeof(ans) || ans != req) {
+			lost++;
+			break;
+		}
+		ms = now_ms() - t0;
+		if (ms > max)
+			max = ms;
+		slow += ms > 200;
+		pause_for(0.01);
+	}
+	printf("transactions %ld lost %ld slow %ld max_ms %.1f\n", count, lost, slow, max);
+	return 0;
+}
+
 /* One SYN from @sport to @to, answered by a reset: true if refused. */
 static bool syn_refused(const struct sockaddr_storage *to, socklen_t len, int sport)
 {
@@ -906,6 +1033,7 @@ int main(int argc, char **argv)
 		{ "seqsend", cmd_seqsend }, { "seqrecv", cmd_seqrecv }, { "echo", cmd_echo },
 		{ "rr", cmd_rr }, { "flip", cmd_flip }, { "rekey", cmd_rekey },
 		{ "syn", cmd_syn }, { "duty", cmd_duty }, { "raw", cmd_raw },
+		{ "tcpecho", cmd_tcpecho }, { "tcprr", cmd_tcprr },
 		{ "frame", cmd_frame },
 	};
 	double delay = 0, hold = 0;
