@@ -45,10 +45,12 @@ clean:
 	rm -rf build
 	[ ! -d tests/unit ] || $(MAKE) -C tests/unit clean
 
-# One output tree per installed Debian kernel: build/<kver>/.
+# One output tree per installed Debian kernel: build/<kver>/ (the cloud
+# flavours' too, if their headers are installed).
 modules-all:
 	@kernels=$$($(S)/kernels.sh) || exit 1; \
-	echo "$$kernels" | while read -r series kver; do \
+	cloud=$$($(S)/kernels.sh --cloud 2>/dev/null) || cloud=; \
+	{ echo "$$kernels"; [ -z "$$cloud" ] || echo "$$cloud"; } | while read -r series kver; do \
 		echo "  BUILD   vrss.ko for $$kver"; \
 		$(S)/build-module.sh $$kver || exit 1; \
 	done

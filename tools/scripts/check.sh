@@ -9,7 +9,10 @@
 # to build/check/.  Nothing is run twice: a failure is a failure.
 #
 # Each veth selftest runs once per kernel: the steering ones with 4 vCPUs
-# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC.
+# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC.  Debian's
+# cloud kernels (6.1's and 6.12's) get one boot each, 2 vCPUs: the NIC's
+# tests (virtio.sh, attach.sh, examples.sh) and the veth selftests that
+# load, stack and tear down vrss0 (make check-full: every one).
 # VRSS_CHECK_FULL=1 (make check-full): the steering tests with 2 and with
 # 4 vCPUs on both kernels, stress.sh and the fuzzer for longer.
 set -u
@@ -140,6 +143,7 @@ account() {
 tools/scripts/deps.sh || { echo "check: installing dependencies failed" >&2; exit 1; }
 # The kernels the guest suites boot, 6.1's and 6.12's (with their headers).
 kernels=$(tools/scripts/kernels.sh) || { echo "check: no kernels to test on" >&2; exit 1; }
+cloud=$(tools/scripts/kernels.sh --cloud) || { echo "check: no cloud kernels to test on" >&2; exit 1; }
 # The tools the rig's tests use (the instruction meter) before anything
 # runs beside them: the background's make of them is then a no-op.
 make -s tools || { echo "check: building the tools failed" >&2; exit 1; }
@@ -241,7 +245,7 @@ while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
-		-- $ksft virtio.sh attach.sh "${drv[@]}"
+		-- $ksft virtio.sh attach.sh examples.sh "${drv[@]}"
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh $ksft virtio.sh
@@ -261,6 +265,21 @@ while read -r series kver; do
 		env VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds $ksft $four
 done <<< "$kernels"
 collect_dkms
+# The cloud kernels: the module built for them (make modules-all, and
+# DKMS's builds above), loaded from DKMS's tree, the NIC's tests and the
+# veth selftests (all of them: about 9 minutes a kernel; make check: the
+# ones that load, stack and tear down vrss0, about 3).  The rig shares
+# the host's files over virtio-fs with them (no 9p).
+cloud_progs="load.sh datapath.sh stacked.sh teardown.sh"
+[ "$full" = 0 ] || cloud_progs=$all_progs
+while read -r series kver; do
+	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
+		tools/scripts/guest-all.sh tools/scripts/dkms-guest.sh --ktap \
+		"$series guest: modprobe vrss from DKMS and from make install, vrss0 up, rxhash on" \
+		"$repo/build/dkms/root" "$repo/build/dkms/inst" -- \
+		env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds \
+		$ksft $cloud_progs -- $ksft virtio.sh attach.sh examples.sh
+done <<< "$cloud"
 # The Debian package, last: it installs into this machine's /lib/modules
 # (DKMS, from apt) what the guests before must not load, boots a guest of
 # each kernel to load it, and purges it.
@@ -271,8 +290,10 @@ echo "=== summary ($(($(date +%s) - t0)) s)"
 printf '%s\n' "${summary[@]}"
 echo "test cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped" \
      "(skipped: grep -h '# SKIP' build/check/*.log)"
-# Every guest suite, 4 a kernel: one missing is a failure too.
+# Every guest suite, 4 a kernel and 1 a cloud kernel: one missing is a
+# failure too.
 guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost)-')
-want_suites=$((4 * $(wc -l <<< "$kernels")))
-echo "guest suites: $guest_suites run of $want_suites ($(awk '{ printf "%s%s", s, $1; s = ", " }' <<< "$kernels"))"
+want_suites=$((4 * $(wc -l <<< "$kernels") + $(wc -l <<< "$cloud")))
+echo "guest suites: $guest_suites run of $want_suites ($(awk '{ printf "%s%s", s, $1; s = ", " }' <<< "$kernels
+$cloud"))"
 [ "$failed_suites" = 0 ] && [ "$guest_suites" = "$want_suites" ]

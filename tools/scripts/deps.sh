@@ -12,11 +12,17 @@ pkgs=(
 	linux-source-6.12
 	# the guest rig: both kernels, QEMU TCG, a static busybox initramfs
 	linux-image-amd64 linux-image-6.12-amd64
-	qemu-system-x86 busybox-static cpio xz-utils zstd procps
+	qemu-system-x86 busybox-static cpio xz-utils zstd lz4 procps
+	# Debian's cloud kernels (no 9p: the rig shares over virtio-fs)
+	linux-image-cloud-amd64 linux-image-6.12-cloud-amd64
+	linux-headers-cloud-amd64 linux-headers-6.12-cloud-amd64
 	# what the selftests and benchmarks drive inside the guest
 	iproute2 iputils-ping ethtool iperf3 python3
 	# the kernel's drivers/net/ping.py (its TCP case), in the guest
 	socat
+	# examples.sh: the boot examples as a guest runs them (ifupdown with
+	# dhclient, systemd-networkd and systemd-analyze)
+	ifupdown isc-dhcp-client systemd
 	# make bench and make demo: the receive-bound guest's firewall, and
 	# request/response latency
 	nftables sockperf

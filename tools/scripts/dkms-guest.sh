@@ -28,7 +28,10 @@ for root in "$@"; do
 	echo "loaded $(modinfo -b "$root" -F filename vrss)"
 	grep -q '^vrss ' /proc/modules
 	[ "$(cat /sys/module/vrss/parameters/threshold)" = 70 ]
-	modinfo -b "$root" -F vermagic vrss | grep -q "^$(uname -r) "
+	modinfo -b "$root" -F vermagic vrss | grep -q "^$(uname -r) " || {
+		echo "its vermagic is not $(uname -r): $(modinfo -b "$root" -F vermagic vrss)"
+		exit 1
+	}
 	vrss_net_setup
 	ethtool -K vrss0 rxhash on
 	[ "$(cat /sys/class/net/vrss0/vrss/state)" = single ]

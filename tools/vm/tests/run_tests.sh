@@ -49,7 +49,7 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..25"
+echo "1..28"
 
 # A guest side that checks its NIC: QUEUES combined channels, the
 # documented MAC, then host->guest ping through tools/vm/host, and the
@@ -125,8 +125,7 @@ expect_fail "a panic (sysrq c) fails the run" -- sh -c 'echo c > /proc/sysrq-tri
 grep -q 'sysrq triggered crash' "$tmp/err"
 result $? "the panic is shown on stderr"
 
-kver=$(ls -1 /boot/vmlinuz-6.12.* | sort -V | tail -n 1)
-kver=${kver#/boot/vmlinuz-}
+kver=$("$repo"/tools/scripts/kernels.sh | sed -n "s/^6.12 //p")
 # Built inside the repository: the guest sees it there (not the host's /tmp).
 wdir=$repo/build/rig-warn-$kver
 mkdir -p "$wdir"
@@ -205,6 +204,37 @@ r=$?
 echo "# make modules-all with it: exit $r"
 [ "$r" != 0 ] && ! grep -q BUILD "$tmp/out"
 result $? "make modules-all fails then, building nothing"
+
+# Another flavour of a series (cloud, rt) is not that series' kernel.
+mkdir -p "$tmp/flav/6.1.0-57-amd64/build" "$tmp/flav/6.1.0-57-cloud-amd64/build" \
+	"$tmp/flav/6.1.0-58-rt-amd64/build" "$tmp/flav/6.12.1+deb12-amd64/build" \
+	"$tmp/flav/6.12.1+deb12-cloud-amd64/build" "$tmp/flav/6.12.2+deb12-rt-amd64/build"
+gen=$(VRSS_MODULES_ROOT=$tmp/flav "$repo/tools/scripts/kernels.sh" | xargs)
+cld=$(VRSS_MODULES_ROOT=$tmp/flav "$repo/tools/scripts/kernels.sh" --cloud | xargs)
+echo "# kernels.sh: '$gen'; --cloud: '$cld'"
+[ "$gen" = "6.1 6.1.0-57-amd64 6.12 6.12.1+deb12-amd64" ] &&
+	[ "$cld" = "6.1-cloud 6.1.0-57-cloud-amd64 6.12-cloud 6.12.1+deb12-cloud-amd64" ]
+result $? "kernels.sh lists the generic flavour, --cloud the cloud one, never rt"
+
+# A cloud kernel (no 9p): its shares over virtio-fs, the host root
+# read-only from the host's side too (a remount rw in the guest cannot
+# write it), the repository writable.
+"$run" --kernel 6.12-cloud --nic 1 -- bash -c "
+	case \$(uname -r) in *-cloud-amd64) ;; *) exit 9 ;; esac
+	[ \"\$(findmnt -n -o FSTYPE /)\" = virtiofs ] || exit 10
+	[ \"\$(findmnt -n -o FSTYPE '$repo')\" = virtiofs ] || exit 11
+	mount -o remount,rw / || exit 12
+	! touch /usr/rig-test-$$ 2> /dev/null || exit 13
+	echo ok > $marker || exit 14
+	tools/vm/host run true || exit 15
+	exit 7" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+echo "# exit $rc: $(tail -n 3 "$tmp/err" | xargs)"
+[ $rc = 7 ] && [ "$(cat "$marker" 2> /dev/null)" = ok ] && [ ! -e /usr/rig-test-$$ ]
+result $? "6.12-cloud: boots with virtio-fs shares, host root read-only even remounted rw, repo writable, --nic"
+rm -f "$marker" /usr/rig-test-$$
+expect_rc 3 "6.1-cloud: boots (virtio-fs), exit 3 passes through" --kernel 6.1-cloud -- \
+	sh -c 'case $(uname -r) in *-cloud-amd64) exit 3 ;; esac; exit 9'
 
 echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ $fail -eq 0 ]
