@@ -32,7 +32,7 @@ vrss_require_root
 vrss_require_module
 [ -n "${VRSS_NIC:-}" ] ||
 	ktap_skip_all "no virtio-net NIC from the host: run under tools/vm/run --nic QUEUES"
-for c in ifup dhclient systemd-analyze depmod; do
+for c in ifup dhclient systemd-analyze systemd-tmpfiles depmod; do
 	command -v "$c" > /dev/null ||
 		ktap_skip_all "$c missing (ifupdown, isc-dhcp-client, systemd, kmod: make deps)"
 done
@@ -225,6 +225,8 @@ ktap_check "vrss@.service: ExecStartPre= and ExecStart= create vrss0 on $nic, up
 
 cp "$ex/vrss0.network" /run/systemd/network/20-vrss0.network
 sed "s/\<eth0\>/$nic/g" "$ex/eth0-lower.network" > "/run/systemd/network/10-$nic.network"
+# What systemd-tmpfiles makes for networkd at boot (its state files).
+systemd-tmpfiles --create /usr/lib/tmpfiles.d/systemd-network.conf 2> /dev/null
 # As in a container: /sys read-only, so no udev to wait for.  Not a job
 # of this shell (whose end would print "Terminated").
 nd_pid=$(unshare -m --propagation private sh -c \

@@ -38,6 +38,10 @@ ktap_plan 16
 
 hog=
 pacer=
+# IPv6 off for the test (no ND or MLD frames in what it counts), back as
+# it was after: a later test in the same boot creates devices.
+v6_sysctls="net.ipv6.conf.all.disable_ipv6 net.ipv6.conf.default.disable_ipv6 net.ipv6.conf.$nic.disable_ipv6"
+v6_saved=$(for s in $v6_sysctls; do echo "$s=$(sysctl -n "$s")"; done)
 cleanup() {
 	[ -z "$hog" ] || kill "$hog" 2>/dev/null
 	[ -z "$pacer" ] || "$VRSS_REPO/tools/vm/host" kill "$pacer" > /dev/null 2>&1
@@ -46,6 +50,8 @@ cleanup() {
 	# the same boot may put vrss0 on it).
 	ip addr del $GUEST/24 dev $nic 2>/dev/null
 	vrss_unload 2>/dev/null
+	# shellcheck disable=SC2086 # one NAME=VALUE a word
+	sysctl -qw $v6_saved
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
