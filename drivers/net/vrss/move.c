@@ -597,11 +597,12 @@ void vrss_move_free(struct vrss_dev *vd)
  * bucket idle on a spread queue takes the ring's head as its tail once
  * the ring drained it, so that none falls 2^31 frames behind
  * (vrss_bucket_refresh()).  A bucket still parked is woken by the work
- * whether or not a poll did: the backstop.
+ * whether or not a poll did: the backstop.  True if no bucket is parked,
+ * claimed or being delivered: nothing waits for the next tick.
  */
-void vrss_move_tick(struct vrss_dev *vd)
+bool vrss_move_tick(struct vrss_dev *vd)
 {
-	bool parked = false, home = true;
+	bool parked = false, home = true, flagged = false;
 	struct vrss_queue *q;
 	unsigned int b;
 	u64 last;
@@ -609,7 +610,7 @@ void vrss_move_tick(struct vrss_dev *vd)
 
 	/* Only a claim takes a bucket off the primary (steer_lock held). */
 	if (vd->all_home)
-		return;
+		return true;
 	/*
 	 * Softirqs off once, not in each lock: every spin_unlock_bh() ran
 	 * this CPU's pending softirqs inside the sample, which under load
@@ -621,6 +622,8 @@ void vrss_move_tick(struct vrss_dev *vd)
 		home &= !last;
 		if (last & VRSS_BUCKET_PARKED)
 			parked = true;
+		if (last & VRSS_BUCKET_FLAGS)
+			flagged = true;
 		if (last & VRSS_BUCKET_FLAGS || !vrss_bucket_queue(last))
 			continue;
 		q = &vd->queues[vrss_bucket_queue(last)];
@@ -634,6 +637,7 @@ void vrss_move_tick(struct vrss_dev *vd)
 	if (parked)
 		queue_work(system_highpri_wq, &vd->park_work);
 	vd->all_home = home;
+	return !flagged;
 }
 
 /* Bucket @b back to the primary if nothing of it is left elsewhere. */

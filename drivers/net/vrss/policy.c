@@ -330,6 +330,46 @@ static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 	cpus_read_unlock();
 }
 
+/* Under steer_lock: a frame came on some CPU since its last sample. */
+static bool vrss_load_seen_since(struct vrss_dev *vd)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen) != vd->samples[cpu].seen)
+			return true;
+	return false;
+}
+
+/*
+ * Under steer_lock, after a sample in which the lower delivered nothing,
+ * at width 1 with no bucket parked or moving (@settled): nothing to
+ * steer, so no sampling either until a frame comes (rx.c wakes the
+ * work).  A bucket not yet home (a drained one that waits for its next
+ * frame to come back) needs no tick while asleep: with no frame no ring
+ * head moves, so its tail cannot fall behind (include/vrss/move.h).  A quiet guest with
+ * rxhash on then pays no wakeup every interval (cost.sh counted them:
+ * most of what SINGLE cost above rxhash off).  True if the work sleeps.
+ */
+static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settled)
+{
+	if (!cpumask_empty(vd->primary) || width != 1 || vd->width != 1 || !settled)
+		return false;
+	/* No frame, no load: sysfs reads 0, and the wake starts over. */
+	vrss_policy_reset(vd->policy, vd->knobs[VRSS_KNOB_THRESHOLD],
+			  vrss_rss_max_width(vd));
+	vd->load_slept = true;
+	WRITE_ONCE(vd->load_idle, true);
+	/* Idle before the counters are read again. */
+	smp_mb();
+	/* A frame since the sample: awake, unless it woke the work itself. */
+	if (vrss_load_seen_since(vd) && xchg(&vd->load_idle, false)) {
+		vd->load_slept = false;
+		return false;
+	}
+	return true;
+}
+
 static void vrss_load_work(struct work_struct *work)
 {
 	struct vrss_dev *vd = container_of(to_delayed_work(work),
@@ -337,12 +377,26 @@ static void vrss_load_work(struct work_struct *work)
 	struct vrss_policy *p = vd->policy;
 	unsigned long start = jiffies;
 	unsigned int width;
+	bool settled;
+	int cpu;
 
 	mutex_lock(&vd->steer_lock);
 	if (!vd->load_running)
 		goto out;
+	/*
+	 * Woken by a frame: the CPUs' times since the sleep would read as
+	 * an idle interval; a sample of its own starts them over.
+	 */
+	if (vd->load_slept) {
+		vd->load_slept = false;
+		for_each_possible_cpu(cpu)
+			vd->samples[cpu].valid = false;
+		vrss_load_sample_all(vd);
+		vrss_load_queue(vd, start);
+		goto out;
+	}
 	vrss_load_sample_all(vd);
-	vrss_move_tick(vd);
+	settled = vrss_move_tick(vd);
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
 				 vrss_rss_max_width(vd));
@@ -361,12 +415,17 @@ static void vrss_load_work(struct work_struct *work)
 		vrss_load_apply(vd, width);
 	/* The buckets' loads are counted while rebalancing can use them. */
 	WRITE_ONCE(vd->count_buckets, vd->width > 1 && vd->knobs[VRSS_KNOB_REBALANCE]);
-	vrss_load_queue(vd, start);
+	if (!vrss_load_sleep(vd, width, settled))
+		vrss_load_queue(vd, start);
 out:
 	mutex_unlock(&vd->steer_lock);
 }
 
-/* Under steer_lock: knobs or tables changed; 0 and 100 take effect now. */
+/*
+ * Under steer_lock: knobs or tables changed; 0 and 100 take effect now.
+ * A sleeping work wakes: a width it did not choose (threshold 0) needs
+ * its samples and ticks.
+ */
 static void __vrss_load_reconfig(struct vrss_dev *vd)
 {
 	lockdep_assert_held(&vd->steer_lock);
@@ -375,6 +434,8 @@ static void __vrss_load_reconfig(struct vrss_dev *vd)
 	vrss_load_apply(vd, vrss_policy_config(vd->policy,
 					       vd->knobs[VRSS_KNOB_THRESHOLD],
 					       vrss_rss_max_width(vd)));
+	if (vd->load_slept && xchg(&vd->load_idle, false))
+		queue_delayed_work(system_unbound_wq, &vd->load_work, 0);
 }
 
 /* Under RTNL: the user's table, key or queue count changed (rss.c). */
@@ -409,12 +470,23 @@ void vrss_load_start(struct vrss_dev *vd)
 	mutex_unlock(&vd->steer_lock);
 }
 
-/* Under RTNL: rxhash off or the device down.  No work is left behind. */
+/*
+ * Under RTNL: rxhash off or the device down.  No work is left behind: a
+ * frame that found the work asleep may still be queueing it, so a sleep
+ * ends with every such frame's RCU read side before the cancel.
+ */
 void vrss_load_stop(struct vrss_dev *vd)
 {
+	bool slept;
+
 	mutex_lock(&vd->steer_lock);
 	vd->load_running = false;
+	slept = vd->load_slept;
+	vd->load_slept = false;
+	WRITE_ONCE(vd->load_idle, false);
 	mutex_unlock(&vd->steer_lock);
+	if (slept)
+		synchronize_net();
 	cancel_delayed_work_sync(&vd->load_work);
 }
 

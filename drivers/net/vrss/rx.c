@@ -30,6 +30,13 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	/* Read by the load work on another CPU. */
 	WRITE_ONCE(pc->seen, pc->seen + 1);
 	/*
+	 * The load work sleeps while no frame comes at width 1 (policy.c):
+	 * the first one wakes it.  No barrier for a frame: a frame that
+	 * misses the work's going to sleep leaves the wakeup to the next.
+	 */
+	if (unlikely(READ_ONCE(vd->load_idle)) && xchg(&vd->load_idle, false))
+		queue_delayed_work(system_unbound_wq, &vd->load_work, 0);
+	/*
 	 * Receive hashing off: the lower's frame, as it came.  A frame for
 	 * another host (a promiscuous lower) goes up inline too, unhashed,
 	 * as macvlan hands it up: the stack drops it or a packet socket

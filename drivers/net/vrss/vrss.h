@@ -175,6 +175,13 @@ struct vrss_dev {
 	/* Load-gated steering (policy.c), under steer_lock. */
 	struct delayed_work load_work;
 	bool load_running;		/* rxhash on and the device up */
+	/*
+	 * No frame for an interval at width 1: the work sleeps (load_slept,
+	 * under steer_lock) and the next frame wakes it (load_idle, cleared
+	 * by that frame in rx.c).
+	 */
+	bool load_slept;
+	bool load_idle;
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -233,7 +240,7 @@ rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 void vrss_move_hashing_on(struct vrss_dev *vd);
 void vrss_move_hashing_off(struct vrss_dev *vd);
 void vrss_move_steer_changed(struct vrss_dev *vd);
-void vrss_move_tick(struct vrss_dev *vd);
+bool vrss_move_tick(struct vrss_dev *vd);
 
 /* queue.c */
 int vrss_queues_init(void);

@@ -29,7 +29,7 @@ for irq in /proc/irq/[0-9]*; do
 	echo $last > "$irq/smp_affinity_list" 2> /dev/null || true
 done
 
-ktap_plan 22
+ktap_plan 23
 
 hog=
 hog2=
@@ -353,6 +353,26 @@ idle_hog() {
 		[ "$(vrss_stat vrss0 spread_events)" = "$s0" ]
 }
 ktap_check "a hog without traffic: nothing primary, no spread" idle_hog
+
+# No frame at width 1: the load work sleeps (a quiet guest with rxhash
+# on is not woken every interval), and the next frame wakes it.  A stray
+# frame (the peer's IPv6) costs two samples; a work that never sleeps
+# takes 10.
+asleep() {
+	local quiet woke lines
+	sleep "$(awk -v i="$interval" 'BEGIN { print 3 * i / 1000 }')"
+	vrss_trace_on vrss_load_sample || return 1
+	sleep "$(awk -v i="$interval" 'BEGIN { print 10 * i / 1000 }')"
+	lines=$(vrss_trace_lines vrss_load_sample | head -n 3)
+	quiet=$(vrss_trace_count vrss_load_sample)
+	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" pace $VRSS_IP 1 60 0.01
+	woke=$(vrss_trace_count vrss_load_sample)
+	vrss_trace_off
+	echo "load samples: $quiet in 10 intervals without traffic, $woke in 6 with a datagram every 10 ms"
+	[ "$quiet" -le 2 ] || { echo "the first: $lines"; return 1; }
+	[ "$woke" -ge 3 ]
+}
+ktap_check "no traffic: the load work sleeps; a frame wakes it" asleep
 
 always() {
 	vrss_sys_set threshold 0 &&
