@@ -347,9 +347,10 @@ static bool vrss_load_seen_since(struct vrss_dev *vd)
  * steer, so no sampling either until a frame comes (rx.c wakes the
  * work).  A bucket not yet home (a drained one that waits for its next
  * frame to come back) needs no tick while asleep: with no frame no ring
- * head moves, so its tail cannot fall behind (include/vrss/move.h).  A quiet guest with
- * rxhash on then pays no wakeup every interval (cost.sh counted them:
- * most of what SINGLE cost above rxhash off).  True if the work sleeps.
+ * takes one in, so its tail stays where it was, and the ring's head
+ * cannot pass it (include/vrss/move.h).  A quiet guest with rxhash on
+ * then pays no wakeup every interval (cost.sh counted them: most of
+ * what SINGLE cost above rxhash off).  True if the work sleeps.
  */
 static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settled)
 {
@@ -434,8 +435,7 @@ static void __vrss_load_reconfig(struct vrss_dev *vd)
 	vrss_load_apply(vd, vrss_policy_config(vd->policy,
 					       vd->knobs[VRSS_KNOB_THRESHOLD],
 					       vrss_rss_max_width(vd)));
-	if (vd->load_slept && xchg(&vd->load_idle, false))
-		queue_delayed_work(system_unbound_wq, &vd->load_work, 0);
+	vrss_load_wake(vd);
 }
 
 /* Under RTNL: the user's table, key or queue count changed (rss.c). */

@@ -30,13 +30,6 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	/* Read by the load work on another CPU. */
 	WRITE_ONCE(pc->seen, pc->seen + 1);
 	/*
-	 * The load work sleeps while no frame comes at width 1 (policy.c):
-	 * the first one wakes it.  No barrier for a frame: a frame that
-	 * misses the work's going to sleep leaves the wakeup to the next.
-	 */
-	if (unlikely(READ_ONCE(vd->load_idle)) && xchg(&vd->load_idle, false))
-		queue_delayed_work(system_unbound_wq, &vd->load_work, 0);
-	/*
 	 * Receive hashing off: the lower's frame, as it came.  A frame for
 	 * another host (a promiscuous lower) goes up inline too, unhashed,
 	 * as macvlan hands it up: the stack drops it or a packet socket
@@ -44,6 +37,13 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	 */
 	if (!smp_load_acquire(&vd->hashing) || unlikely(skb->pkt_type == PACKET_OTHERHOST))
 		return vrss_rx_inline(pc, skb);
+	/*
+	 * The load work runs only with hashing on, and sleeps while no
+	 * frame comes at width 1: the first one wakes it.  No barrier for
+	 * a frame: one that misses the work's going to sleep leaves the
+	 * wakeup to the next.
+	 */
+	vrss_load_wake(vd);
 	if (!vrss_rss_bucket(vd, skb, &b)) {
 		u64_stats_update_begin(&pc->syncp);
 		u64_stats_inc(&pc->nohash);

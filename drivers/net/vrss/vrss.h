@@ -146,6 +146,7 @@ struct vrss_dev {
 	struct vrss_pcpu __percpu *pcpu;
 	bool hashing;			/* move.c: rxhash on, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
+	bool load_idle;			/* policy.c: the load work sleeps */
 	bool all_home;			/* move.c: every bucket on the primary */
 	unsigned int ring_size;
 
@@ -177,11 +178,10 @@ struct vrss_dev {
 	bool load_running;		/* rxhash on and the device up */
 	/*
 	 * No frame for an interval at width 1: the work sleeps (load_slept,
-	 * under steer_lock) and the next frame wakes it (load_idle, cleared
-	 * by that frame in rx.c).
+	 * under steer_lock) and the next frame wakes it (load_idle, beside
+	 * hashing, read by every frame: vrss_load_wake()).
 	 */
 	bool load_slept;
-	bool load_idle;
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -213,6 +213,16 @@ int vrss_rxhash_pause(struct vrss_dev *vd);
 void vrss_rxhash_resume(struct vrss_dev *vd);
 
 /* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
+/*
+ * A sleeping load work (policy.c) woken, once: by a frame (rx.c) or a
+ * reconfiguration.  load_idle is set only while it sleeps.
+ */
+static inline void vrss_load_wake(struct vrss_dev *vd)
+{
+	if (unlikely(READ_ONCE(vd->load_idle)) && xchg(&vd->load_idle, false))
+		queue_delayed_work(system_unbound_wq, &vd->load_work, 0);
+}
+
 static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 						 struct sk_buff *skb)
 {
