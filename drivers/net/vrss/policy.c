@@ -323,10 +323,12 @@ static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 		    (best < 0 || vd->samples[cpu].load.busy <
 				 vd->samples[best].load.busy))
 			best = cpu;
+	/* Read by a waking frame (vrss_load_wake()). */
+	WRITE_ONCE(vd->load_wq, best >= 0 ? system_highpri_wq : system_unbound_wq);
 	if (best >= 0)
-		queue_delayed_work_on(best, system_highpri_wq, &vd->load_work, delay);
+		queue_delayed_work_on(best, vd->load_wq, &vd->load_work, delay);
 	else
-		queue_delayed_work(system_unbound_wq, &vd->load_work, delay);
+		queue_delayed_work(vd->load_wq, &vd->load_work, delay);
 	cpus_read_unlock();
 }
 
@@ -360,11 +362,11 @@ static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settle
 	vrss_policy_reset(vd->policy, vd->knobs[VRSS_KNOB_THRESHOLD],
 			  vrss_rss_max_width(vd));
 	vd->load_slept = true;
-	WRITE_ONCE(vd->load_idle, true);
+	atomic_set(&vd->load_idle, 1);
 	/* Idle before the counters are read again. */
 	smp_mb();
 	/* A frame since the sample: awake, unless it woke the work itself. */
-	if (vrss_load_seen_since(vd) && xchg(&vd->load_idle, false)) {
+	if (vrss_load_seen_since(vd) && atomic_xchg(&vd->load_idle, 0)) {
 		vd->load_slept = false;
 		return false;
 	}
@@ -483,7 +485,7 @@ void vrss_load_stop(struct vrss_dev *vd)
 	vd->load_running = false;
 	slept = vd->load_slept;
 	vd->load_slept = false;
-	WRITE_ONCE(vd->load_idle, false);
+	atomic_set(&vd->load_idle, 0);
 	mutex_unlock(&vd->steer_lock);
 	if (slept)
 		synchronize_net();
@@ -499,7 +501,11 @@ int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 
 	mutex_lock(&vd->steer_lock);
 	vd->knobs[knob] = val;
-	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running &&
+	/*
+	 * The next sample at the new interval, unless the work sleeps: a
+	 * frame's wakeup, already queued, would be pushed back.
+	 */
+	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running && !vd->load_slept &&
 	    cancel_delayed_work(&vd->load_work))
 		vrss_load_queue(vd, jiffies);
 	/*

@@ -146,7 +146,7 @@ struct vrss_dev {
 	struct vrss_pcpu __percpu *pcpu;
 	bool hashing;			/* move.c: rxhash on, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
-	bool load_idle;			/* policy.c: the load work sleeps */
+	atomic_t load_idle;		/* policy.c: the load work sleeps */
 	bool all_home;			/* move.c: every bucket on the primary */
 	unsigned int ring_size;
 
@@ -179,9 +179,14 @@ struct vrss_dev {
 	/*
 	 * No frame for an interval at width 1: the work sleeps (load_slept,
 	 * under steer_lock) and the next frame wakes it (load_idle, beside
-	 * hashing, read by every frame: vrss_load_wake()).
+	 * hashing, read by every frame: vrss_load_wake()), on load_wq: the
+	 * workqueue it was last queued on, so that a wakeup never runs
+	 * beside the instance that went to sleep (the workqueue keeps a
+	 * work from running twice at once only within one workqueue, and
+	 * cancel_delayed_work_sync() waits for the last one).
 	 */
 	bool load_slept;
+	struct workqueue_struct *load_wq;
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -219,8 +224,8 @@ void vrss_rxhash_resume(struct vrss_dev *vd);
  */
 static inline void vrss_load_wake(struct vrss_dev *vd)
 {
-	if (unlikely(READ_ONCE(vd->load_idle)) && xchg(&vd->load_idle, false))
-		queue_delayed_work(system_unbound_wq, &vd->load_work, 0);
+	if (unlikely(atomic_read(&vd->load_idle)) && atomic_xchg(&vd->load_idle, 0))
+		queue_delayed_work(READ_ONCE(vd->load_wq), &vd->load_work, 0);
 }
 
 static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,

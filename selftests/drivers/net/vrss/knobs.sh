@@ -5,7 +5,9 @@
 # range checks, /sys/class/net/vrss0/vrss/ (invalid writes are -EINVAL and
 # change nothing), the extremes threshold=0 and 100, spread/contract
 # counters and tracepoints, and no load sampling at all while rxhash is off
-# or the device is down.  No traffic: see gate.sh for that.
+# or the device is down.  The only traffic is a paced datagram stream while
+# sampling is counted (the load work sleeps without frames); gate.sh drives
+# the gate itself.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
@@ -182,18 +184,20 @@ ktap_check "threshold 0 follows ethtool -L (1 queue: single, 2: spread)" channel
 vrss_sys_set threshold 80
 
 # Sampling: vrss:vrss_load_sample fires once per interval, only while
-# rxhash is on and vrss0 is up.
+# rxhash is on and vrss0 is up.  A datagram every 5 ms for about a second
+# keeps the load work awake (it sleeps while no frame comes, gate.sh), and
+# shows that frames do not start sampling while rxhash is off or vrss0 down.
 samples() {
 	local t0 n
 	t0=$(date +%s%3N)
 	vrss_trace_on vrss_load_sample
-	sleep "$1"
+	ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" pace $VRSS_IP 1 200 0.005 || return 1
 	n=$(vrss_trace_count vrss_load_sample)
 	echo "$n $(($(date +%s%3N) - t0))"
 }
-read -r n100 ms100 < <(samples 1)
+read -r n100 ms100 < <(samples)
 vrss_sys_set interval_ms 20
-read -r n20 ms20 < <(samples 1)
+read -r n20 ms20 < <(samples)
 vrss_sys_set interval_ms 100
 echo "# load samples: $n100 in $ms100 ms at interval_ms 100, $n20 in $ms20 ms at 20"
 # At most one sample per interval of the window (plus one at each edge).
@@ -203,16 +207,16 @@ ktap_check "interval_ms 20 samples more than twice as often as 100, never more o
 	test "$n20" -gt $((2 * n100)) -a "$n20" -le $((ms20 / 20 + 2))
 
 ethtool -K vrss0 rxhash off
-read -r noff _ < <(samples 1)
+read -r noff _ < <(samples)
 ktap_check "rxhash off: no sampling, state off, primary_load 0" \
 	test "$noff $(vrss_sys state) $(vrss_sys primary_load)" = "0 off 0"
 
 ethtool -K vrss0 rxhash on
 ip link set vrss0 down
-read -r ndown _ < <(samples 1)
+read -r ndown _ < <(samples)
 ip link set vrss0 up
-read -r nup _ < <(samples 1)
-echo "# load samples in 1 s: $ndown with vrss0 down, $nup once up again"
+read -r nup _ < <(samples)
+echo "# load samples in 200 paced datagrams: $ndown with vrss0 down, $nup once up again"
 ktap_check "vrss0 down: no sampling; up again: sampling resumes" \
 	test "$ndown" = 0 -a "$nup" -ge 5
 
