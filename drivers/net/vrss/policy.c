@@ -323,12 +323,11 @@ static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 		    (best < 0 || vd->samples[cpu].load.busy <
 				 vd->samples[best].load.busy))
 			best = cpu;
+	if (best < 0)
+		best = WORK_CPU_UNBOUND;
 	/* Read by a waking frame (vrss_load_wake()). */
-	WRITE_ONCE(vd->load_wq, best >= 0 ? system_highpri_wq : system_unbound_wq);
-	if (best >= 0)
-		queue_delayed_work_on(best, vd->load_wq, &vd->load_work, delay);
-	else
-		queue_delayed_work(vd->load_wq, &vd->load_work, delay);
+	WRITE_ONCE(vd->load_cpu, best);
+	queue_delayed_work_on(best, vrss_load_wq(best), &vd->load_work, delay);
 	cpus_read_unlock();
 }
 
@@ -363,7 +362,10 @@ static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settle
 			  vrss_rss_max_width(vd));
 	vd->load_slept = true;
 	atomic_set(&vd->load_idle, 1);
-	/* Idle before the counters are read again. */
+	/*
+	 * Idle before the counters are read again.  A frame has no barrier
+	 * (rx.c): one that both sides miss leaves the wakeup to the next.
+	 */
 	smp_mb();
 	/* A frame since the sample: awake, unless it woke the work itself. */
 	if (vrss_load_seen_since(vd) && atomic_xchg(&vd->load_idle, 0)) {

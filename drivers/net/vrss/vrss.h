@@ -179,14 +179,14 @@ struct vrss_dev {
 	/*
 	 * No frame for an interval at width 1: the work sleeps (load_slept,
 	 * under steer_lock) and the next frame wakes it (load_idle, beside
-	 * hashing, read by every frame: vrss_load_wake()), on load_wq: the
-	 * workqueue it was last queued on, so that a wakeup never runs
-	 * beside the instance that went to sleep (the workqueue keeps a
-	 * work from running twice at once only within one workqueue, and
-	 * cancel_delayed_work_sync() waits for the last one).
+	 * hashing, read by every frame: vrss_load_wake()) where it was last
+	 * queued (load_cpu, WORK_CPU_UNBOUND for system_unbound_wq): on
+	 * the same workqueue, a wakeup queues behind the instance that went
+	 * to sleep instead of running beside it, and on the CPU chosen for
+	 * the sample (never the frame's, a delivering one).
 	 */
 	bool load_slept;
-	struct workqueue_struct *load_wq;
+	int load_cpu;
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -217,16 +217,29 @@ void vrss_netdev_exit(void);
 int vrss_rxhash_pause(struct vrss_dev *vd);
 void vrss_rxhash_resume(struct vrss_dev *vd);
 
-/* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
+/* The load work's workqueue for a sample on @cpu (policy.c). */
+static inline struct workqueue_struct *vrss_load_wq(int cpu)
+{
+	return cpu == WORK_CPU_UNBOUND ? system_unbound_wq : system_highpri_wq;
+}
+
 /*
  * A sleeping load work (policy.c) woken, once: by a frame (rx.c) or a
- * reconfiguration.  load_idle is set only while it sleeps.
+ * reconfiguration.  load_idle is set only while it sleeps.  No timer
+ * for a delay of 0, so no hotplug lock: a CPU gone offline since means
+ * another one runs the work (queue_work_on()).
  */
 static inline void vrss_load_wake(struct vrss_dev *vd)
 {
-	if (unlikely(atomic_read(&vd->load_idle)) && atomic_xchg(&vd->load_idle, 0))
-		queue_delayed_work(READ_ONCE(vd->load_wq), &vd->load_work, 0);
+	int cpu;
+
+	if (likely(!atomic_read(&vd->load_idle)) || !atomic_xchg(&vd->load_idle, 0))
+		return;
+	cpu = READ_ONCE(vd->load_cpu);
+	queue_delayed_work_on(cpu, vrss_load_wq(cpu), &vd->load_work, 0);
 }
+
+/* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
 
 static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 						 struct sk_buff *skb)
