@@ -240,7 +240,6 @@ static inline void vrss_load_wake(struct vrss_dev *vd)
 }
 
 /* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
-
 static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 						 struct sk_buff *skb)
 {
