@@ -20,9 +20,6 @@ tools/scripts/ynl.sh
 make -s tools ksft
 # TCG runs the KASAN/lockdep kernel several times slower than Debian's:
 # more memory for the KASAN shadow and quarantine, and a long bound.
-# bonding is built in: systemd's modprobe.d option for it (no bond0 when
-# it loads), which Debian's kernels get from modprobe, goes on the command line.
-VRSS_VM_BOOT_EXTRA="bonding.max_bonds=0${VRSS_VM_BOOT_EXTRA:+ $VRSS_VM_BOOT_EXTRA}" \
 tools/vm/run --kernel "$image" --cpus "${VRSS_DEBUG_CPUS:-2}" --mem 3G --timeout 7200 -- \
 	tools/debug-kernel/guest.sh
 echo "  CHECK-DEBUG passed in $(( $(date +%s) - start ))s"
