@@ -63,6 +63,7 @@ lint:
 
 unit:
 	@$(MAKE) -s -C tests/unit run
+	@python3 tools/insn/test_profile.py
 
 # libFuzzer over the parser, hash, table and policy: make fuzz FUZZ_SECONDS=N
 fuzz:

@@ -18,12 +18,14 @@
  * writes FILE.prof.SEQ: the instructions executed since the previous
  * profiling mark, by translation block start address, a line each:
  *
- *   ADDR INSNS          (hex, decimal; blocks that ran in the window)
+ *   ADDR INSNS EXECS    (hex, decimal, decimal; blocks that ran in the
+ *                        window, EXECS the times they ran)
  *
  * A translation block ends at the first branch, so it lies in one
  * function: with the guest's /proc/kallsyms that is a per-function
  * profile, and the [module] tags there give what a module itself executed
- * (tools/insn/profile.py).
+ * (tools/insn/profile.py).  A block that starts at a function's first
+ * instruction runs once per call: its EXECS count the calls.
  *
  * Memory: a record per translation, never freed (a guest run of minutes
  * translates some hundred thousand blocks, some tens of megabytes).
@@ -121,8 +123,8 @@ static void write_profile(void)
 			e += load(&b->execs[i]);
 		if (e == b->profiled)
 			continue;
-		fprintf(prof, "%" PRIx64 " %" PRIu64 "\n", b->vaddr,
-			(e - b->profiled) * b->n_insns);
+		fprintf(prof, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", b->vaddr,
+			(e - b->profiled) * b->n_insns, e - b->profiled);
 		b->profiled = e;
 	}
 	fclose(prof);

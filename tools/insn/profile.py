@@ -5,6 +5,7 @@ the guest's /proc/kallsyms.
 
   profile.py KALLSYMS PROF [--module NAME] [--top N] [--with-waits]
   profile.py KALLSYMS PROF... --frames N [--module NAME] [--with-waits]
+                              [--base PROF...]
 
 PROF is a window of the meter's profile ($VRSS_INSNS.prof.SEQ, SEQ the
 profiling mark that closed it), KALLSYMS a copy of the guest's
@@ -24,8 +25,27 @@ one configuration is housekeeping that comes and goes (page allocator
 drains, timer and vmstat work, lock contention), each in a few windows:
 the per-function median keeps the path and drops most of that.
 
+With --base, the windows of a configuration to compare with (plain, the
+NIC alone), each of N frames too; the line then ends "excess D path P
+base B": what a frame costs more than in the base, counted on the frame's
+own path, P and B that path's instructions per frame; then "emin EMIN
+emax EMAX", D taken over each window of the configuration alone.  The path is the
+functions called the same whole number of times per frame (k, 1 or more)
+in every window of one of the two configurations: ip_rcv once a frame,
+__netif_receive_skb_core once in the base and twice through vrss0.  Each
+such function costs k times its median instructions per call in each
+configuration (k rounded from its median calls per frame there, 0 where
+it is not called); D = P - B, plus what the module NAME executed outside
+the path (its load work, say), per frame.  Unlike the windows' totals, D
+does not move with what comes and goes between windows (frames that
+arrive together share an interrupt and a wakeup, so the functions called
+per interrupt or per wakeup are not on the path), and it still has every
+call a configuration adds to each frame, and each added instruction in a
+function a frame calls.  Needs profiles with EXECS (tools/insn/insn.c).
+
 A translation block lies in one function (it ends at the first branch),
-so a block's instructions belong to the symbol at or below its start.
+so a block's instructions belong to the symbol at or below its start,
+and a block that starts at the symbol is a call of that function.
 
 Spinning on a lock or an owner is left out of the kernel's figures
 (WAITING; --with-waits keeps it): under TCG a vCPU is a host thread, and
@@ -74,15 +94,16 @@ class Profile:
         self.module = module
         self.with_waits = with_waits
 
-    def window(self, path):
+    def window(self, path, calls=None):
         """(total, {function: kernel insns}) of the window in PATH;
-        functions as (name, module)."""
+        functions as (name, module).  CALLS, a dict, gets each function's
+        calls (None if the profile has no EXECS)."""
         total = 0
         funcs = {}
         with open(path, "rb") as f:
             for line in f:
-                a, n = line.split()
-                addr, n = int(a, 16), int(n)
+                w = line.split()
+                addr, n = int(w[0], 16), int(w[1])
                 total += n
                 if addr < KERNEL_BASE:
                     continue
@@ -91,10 +112,64 @@ class Profile:
                 if key[0] in WAITING and not self.with_waits:
                     continue
                 funcs[key] = funcs.get(key, 0) + n
+                if calls is None:
+                    continue
+                if len(w) < 3:
+                    sys.exit(f"profile.py: {path} has no EXECS column (an old meter?)")
+                if i >= 0 and self.addrs[i] == addr:
+                    calls[key] = calls.get(key, 0) + int(w[2])
         return total, funcs
 
     def own(self, funcs):
         return sum(n for (_, mod), n in funcs.items() if mod == self.module)
+
+    def calls(self, paths):
+        """[(insns, calls)] of each window in PATHS, function-keyed."""
+        out = []
+        for path in paths:
+            c = {}
+            out.append((self.window(path, c)[1], c))
+        return out
+
+
+def per_frame(windows, frames):
+    """The functions called the same k >= 1 times per frame in every one
+    of WINDOWS ([(insns, calls)])."""
+    first = windows[0][1]
+    return {
+        f for f, n in first.items()
+        if n >= frames and n % frames == 0
+        and all(w[1].get(f, 0) == n for w in windows[1:])
+    }
+
+
+def path_cost(windows, frames, path):
+    """Instructions per frame of PATH's functions in WINDOWS: each
+    function's calls per frame (rounded) times its median per call."""
+    cost = 0
+    for f in path:
+        k = round(statistics.median(w[1].get(f, 0) for w in windows) / frames)
+        if k == 0:
+            continue
+        per_call = [w[0][f] / w[1][f] for w in windows if w[1].get(f)]
+        cost += k * statistics.median(per_call)
+    return cost
+
+
+def excess(p, windows, base, frames):
+    """(D, P, B, DMIN, DMAX) per frame: see --base; DMIN and DMAX the
+    least and largest of D taken over one window at a time."""
+    path = per_frame(windows, frames) | per_frame(base, frames)
+
+    def own_off_path(w):
+        return sum(n for f, n in w[0].items() if f[1] == p.module and f not in path)
+
+    base_cost = path_cost(base, frames, path)
+    cost = path_cost(windows, frames, path)
+    d = cost - base_cost + statistics.median(own_off_path(w) for w in windows) / frames
+    each = [path_cost([w], frames, path) - base_cost + own_off_path(w) / frames
+            for w in windows]
+    return d, cost, base_cost, min(each), max(each)
 
 
 def main():
@@ -105,6 +180,7 @@ def main():
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--frames", type=int, default=0)
     ap.add_argument("--with-waits", action="store_true")
+    ap.add_argument("--base", nargs="+", default=[])
     a = ap.parse_args()
     p = Profile(a.kallsyms, a.module, a.with_waits)
     if not a.frames:
@@ -120,8 +196,13 @@ def main():
     med = {k: statistics.median(w.get(k, 0) for w in windows) for k in names}
     kernels = [sum(w.values()) for w in windows]
     f = a.frames
-    print(f"kernel {sum(med.values()) / f:.0f} module {p.own(med) / f:.0f}"
-          f" min {min(kernels) / f:.0f} max {max(kernels) / f:.0f}")
+    line = (f"kernel {sum(med.values()) / f:.0f} module {p.own(med) / f:.0f}"
+            f" min {min(kernels) / f:.0f} max {max(kernels) / f:.0f}")
+    if a.base:
+        d, cost, base_cost, lo, hi = excess(p, p.calls(a.prof), p.calls(a.base), f)
+        line += (f" excess {d:.0f} path {cost:.0f} base {base_cost:.0f}"
+                 f" emin {lo:.0f} emax {hi:.0f}")
+    print(line)
 
 
 if __name__ == "__main__":
