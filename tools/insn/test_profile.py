@@ -58,7 +58,7 @@ class Excess(unittest.TestCase):
                 "ip_rcv": (FRAMES, 100), "core": (2 * FRAMES, 60),
                 "irq": (FRAMES - 5 * r, 50), "tick": (20 * r, 300),
                 "vrss_rx": (FRAMES, 20), "vrss_load": (1 + r % 2, 1000)}))
-        d, cost, base_cost, lo, hi = prof.excess(p, p.calls(conf), p.calls(base), FRAMES)
+        d, cost, base_cost, lo, hi, off = prof.excess(p, p.calls(conf), p.calls(base), FRAMES)
         # core's second call, vrss_rx, the load work's median 1 call.
         self.assertEqual(base_cost, 100 + 60)
         self.assertEqual(cost, 100 + 2 * 60 + 20)
@@ -66,14 +66,27 @@ class Excess(unittest.TestCase):
         # Window by window: the load work ran once or twice.
         self.assertAlmostEqual(lo, 60 + 20 + 1000 / FRAMES)
         self.assertAlmostEqual(hi, 60 + 20 + 2000 / FRAMES)
+        # Off the path: tick's median 40 calls x 300 against the base's
+        # largest 11 x 300; irq ran less.
+        self.assertAlmostEqual(off, (40 - 11) * 300 / FRAMES)
 
     def test_costlier_call(self):
         """An instruction added to a function every frame calls counts."""
         p = prof.Profile(self.ks, "vrss")
         base = [self.window({"ip_rcv": (FRAMES, 100)}) for _ in range(3)]
         conf = [self.window({"ip_rcv": (FRAMES, 103)}) for _ in range(3)]
-        d, _, _, _, _ = prof.excess(p, p.calls(conf), p.calls(base), FRAMES)
+        d, _, _, _, _, _ = prof.excess(p, p.calls(conf), p.calls(base), FRAMES)
         self.assertEqual(d, 3)
+
+    def test_not_whole(self):
+        """A path function this configuration calls 1.4 times a frame
+        costs all its instructions, not one call's; 0.4 times, not 0."""
+        p = prof.Profile(self.ks, "vrss")
+        base = [self.window({"ip_rcv": (FRAMES, 100)}) for _ in range(3)]
+        for calls, want in ((FRAMES * 14 // 10, 40), (FRAMES * 4 // 10, -60)):
+            conf = [self.window({"ip_rcv": (calls, 100)}) for _ in range(3)]
+            d, _, _, _, _, _ = prof.excess(p, p.calls(conf), p.calls(base), FRAMES)
+            self.assertAlmostEqual(d, want)
 
     def test_no_execs(self):
         path = os.path.join(self.dir.name, "old")

@@ -305,8 +305,9 @@ measure() {
 
 # typical LOWER CONFIG: "kernel K module M min KMIN max KMAX", the
 # typical window's instructions; for vrss's configurations followed by
-# "excess D path P base B emin DMIN emax DMAX", D what a frame costs more
-# than through plain on its path (profile.py --base), per frame.
+# "excess D path P base B emin DMIN emax DMAX offpath O", D what a frame
+# costs more than through plain on its path (profile.py --base), per
+# frame; O, reported only, what the kernel ran more off that path.
 typical() {
 	local base=()
 	case $2 in
@@ -329,10 +330,11 @@ for l in "${lowers[@]}"; do
 		for i in 1 2 3 4 5 6 7; do ktap_result "$l: measured" 1; done
 		continue
 	fi
-	declare -A k own lo hi ex path exlo exhi
+	declare -A k own lo hi ex path exlo exhi offp
 	for c in "${configs[@]}"; do
 		out=$(typical "$l" "$c") &&
-			read -r _ k[$c] _ own[$c] _ lo[$c] _ hi[$c] _ ex[$c] _ path[$c] _ _ _ exlo[$c] _ exhi[$c] <<< "$out" &&
+			read -r _ k[$c] _ own[$c] _ lo[$c] _ hi[$c] _ ex[$c] _ path[$c] _ _ _ exlo[$c] _ exhi[$c] \
+				_ offp[$c] <<< "$out" &&
 			[ -n "${hi[$c]}" ] || { ktap_info "$l $c: no profile: $out"; k[$c]=0; own[$c]=0 lo[$c]=0 hi[$c]=0; }
 		[ "$c" = idle ] && continue
 		# Per frame (profile.py divided), the idle window's instructions
@@ -341,7 +343,8 @@ for l in "${lowers[@]}"; do
 		lo[$c]=$((lo[$c] - k[idle]))
 		hi[$c]=$((hi[$c] - k[idle]))
 		ktap_info "$l $c: ${k[$c]} kernel instructions per frame (windows ${lo[$c]}-${hi[$c]}), vrss's own ${own[$c]}" \
-			"${ex[$c]:+, on the path of a frame ${path[$c]}: ${ex[$c]} more than plain (windows ${exlo[$c]} to ${exhi[$c]})}"
+			"${ex[$c]:+, on the path of a frame ${path[$c]}: ${ex[$c]} more than plain (windows ${exlo[$c]} to ${exhi[$c]});}" \
+			"${offp[$c]:+off it, past the largest plain window: ${offp[$c]}}"
 	done
 	ktap_info "$l idle window: $((k[idle] * frames / 1000)) k kernel instructions"
 	# Every frame through vrss0 where it is, received in order, and a
@@ -401,6 +404,6 @@ for l in "${lowers[@]}"; do
 	while read -r line; do ktap_info "  $line"; done < "$tmp/$l.txt"
 	ktap_result "$l: no IPI from vrss below the threshold, in its count and in the kernel's" \
 		$((ipis != 0 || vrss_cal > base_cal + frames / 5))
-	unset k own lo hi ex path exlo exhi
+	unset k own lo hi ex path exlo exhi offp
 done
 ktap_finish

@@ -364,7 +364,7 @@ ktap_check "... and buckets did move during it" test "$(cat "$tmp/moves" 2>/dev/
 # and none may overtake.  Measured on 6.12, 1-queue NIC: about 800 moves,
 # 1328 held, 0 reordered.
 held() {
-	local h0 m0 received reordered foreign flips
+	local h0 m0 received reordered foreign flips held moves
 	command -v nft > /dev/null || { echo "# no nft (Debian: nftables)"; return 4; }
 	modprobe -q nf_tables || { echo "# no nf_tables in this kernel"; return 4; }
 	rm -f "$tmp/stop" "$tmp/recv" "$tmp/flip"
@@ -380,15 +380,18 @@ held() {
 	vrss_wait_ready "$tmp/flip"
 	host_udp seqsend $GUEST 4 6000 16 0.004
 	touch "$tmp/stop"
-	wait "$flipper"
+	local flip_rc=0
+	wait "$flipper" || flip_rc=$?
 	wait "$receiver"
 	bash "$VRSS_REPO/tools/bench/firewall.sh" 0 && rm "$tmp/firewall"
 	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
 	read -r _ flips _ < <(grep '^flips' "$tmp/flip")
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
+	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
 	echo "# host sent 6000 on 4 flows in bursts of 16: received $received, reordered $reordered," \
-	     "foreign $foreign; threshold flips $flips, bucket moves $(($(vrss_stat vrss0 bucket_moves) - m0))," \
+	     "foreign $foreign; threshold flips $flips (flipper exit $flip_rc), bucket moves $moves," \
 	     "held for order $held"
+	[ "$flip_rc" = 0 ] && [ "${flips:-0}" -gt 0 ] && [ "$moves" -gt 0 ] || return 1
 	# Frames must have waited where a vCPU does not deliver (its queue is
 	# the one that falls behind); with as many queue pairs as vCPUs each
 	# vCPU's own NIC queue paces what it takes, and its ring may never
