@@ -357,17 +357,22 @@ ktap_check "... and buckets did move during it" test "$(cat "$tmp/moves" 2>/dev/
 # 2000 rules on input (tools/bench/firewall.sh), so a spread queue's vCPU
 # falls behind the host's bursts and its ring fills (and overflows: those
 # frames are dropped and counted, as the accounting case checks), while
-# the width flips between 1 and every queue each millisecond (vrss_traffic
-# flip; a process per change, ethtool -X, made 3-5 changes in the time
-# under this load).  A bucket that leaves a ring still holding its frames
-# must hold its new frames back until they are gone (rx_held_for_order),
-# and none may overtake.  Measured on 6.12, 1-queue NIC: about 800 moves,
-# 1328 held, 0 reordered.
+# the width flips between 1 and every queue (threshold 0 and 100 in turn
+# every 2 ms, written by bash: a process per change, ethtool -X, made 3-5
+# changes in the time under this load).  A bucket that leaves a ring still holding
+# its frames must hold its new frames back until they are gone
+# (rx_held_for_order), and none may overtake.  Only the width: rxhash,
+# key and field changes wait at most 100 ms under RTNL for the rings and
+# then let the buckets go, reordered (Documentation/networking/vrss.rst),
+# and a ring of 1024 frames behind 2000 rules takes longer (6.1, 1 queue
+# pair, with vrss_traffic flip's rxhash toggles: 1244 of 4588 reordered
+# once in six runs).  Measured: 150-330 flips, 24-104 moves, 280-2928
+# frames held, 0 reordered (6.1 and 6.12, 1 and 2 queue pairs, cloud).
 held() {
 	local h0 m0 received reordered foreign flips held moves
 	command -v nft > /dev/null || { echo "# no nft (Debian: nftables)"; return 4; }
 	modprobe -q nf_tables || { echo "# no nf_tables in this kernel"; return 4; }
-	rm -f "$tmp/stop" "$tmp/recv" "$tmp/flip"
+	rm -f "$tmp/stop" "$tmp/recv" "$tmp/flip" "$tmp/never"
 	: > "$tmp/firewall"
 	bash "$VRSS_REPO/tools/bench/firewall.sh" 2000 || return 1
 	h0=$(vrss_stat vrss0 rx_held_for_order)
@@ -375,9 +380,21 @@ held() {
 	"$VRSS_TRAFFIC" seqrecv $GUEST 4 6000 > "$tmp/recv" &
 	local receiver=$!
 	vrss_wait_ready "$tmp/recv"
-	"$VRSS_TRAFFIC" flip vrss0 "$ncpu" "$tmp/stop" > "$tmp/flip" &
+	mkfifo "$tmp/never" || return 1
+	(
+		exec 3> /sys/class/net/vrss0/vrss/threshold 4<> "$tmp/never" || exit 1
+		n=0
+		while [ ! -e "$tmp/stop" ]; do
+			echo $((n++ % 2 ? 100 : 0)) >&3 || exit 1
+			# 2 ms, without a process (60 ms, one state held
+			# for the policy's 2 and 3 samples, made 10-15
+			# flips in the time under this load, 8-12 moves).
+			read -r -t 0.002 -u 4
+		done
+		echo 80 >&3 || exit 1
+		echo "flips $n" > "$tmp/flip"
+	) &
 	local flipper=$!
-	vrss_wait_ready "$tmp/flip"
 	host_udp seqsend $GUEST 4 6000 16 0.004
 	touch "$tmp/stop"
 	local flip_rc=0
