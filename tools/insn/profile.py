@@ -39,8 +39,9 @@ functions called the same whole number of times per frame (k, 1 or more)
 in every window of one of the two configurations: ip_rcv once a frame,
 __netif_receive_skb_core once in the base and twice through vrss0.  Each
 such function costs k times its median instructions per call in each
-configuration (k rounded from its median calls per frame there, 0 where
-it is not called); D = P - B, plus what the module NAME executed outside
+configuration (k its median calls per frame there, 0 where it is not
+called; where that is not within 0.02 of a whole number, the function
+costs all its median instructions instead); D = P - B, plus what the module NAME executed outside
 the path (its load work, say), per frame.  Unlike the windows' totals, D
 does not move with what comes and goes between windows (frames that
 arrive together share an interrupt and a wakeup, so the functions called
@@ -218,7 +219,9 @@ def main():
         for (name, mod), n in sorted(funcs.items(), key=lambda x: -x[1])[:a.top]:
             print(f"{n} {name}" + (f" [{mod}]" if mod else ""))
         return
-    windows = [p.window(path)[1] for path in a.prof]
+    # With --base the calls too, from the same one read of each window.
+    conf = p.calls(a.prof) if a.base else [(p.window(path)[1], None) for path in a.prof]
+    windows = [w[0] for w in conf]
     names = set().union(*windows)
     med = {k: statistics.median(w.get(k, 0) for w in windows) for k in names}
     kernels = [sum(w.values()) for w in windows]
@@ -226,7 +229,7 @@ def main():
     line = (f"kernel {sum(med.values()) / f:.0f} module {p.own(med) / f:.0f}"
             f" min {min(kernels) / f:.0f} max {max(kernels) / f:.0f}")
     if a.base:
-        d, cost, base_cost, lo, hi, off = excess(p, p.calls(a.prof), p.calls(a.base), f)
+        d, cost, base_cost, lo, hi, off = excess(p, conf, p.calls(a.base), f)
         line += (f" excess {d:.0f} path {cost:.0f} base {base_cost:.0f}"
                  f" emin {lo:.0f} emax {hi:.0f} offpath {off:.0f}")
     print(line)

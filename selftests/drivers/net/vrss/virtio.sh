@@ -373,7 +373,7 @@ ktap_check "... and buckets did move during it" test "$(cat "$tmp/moves" 2>/dev/
 # reordered (6.1 and 6.12, their cloud kernels, 1 and 2 queue pairs); a
 # bucket leaving its ring undrained (make mutants) reorders 2252.
 # held_run: one run of it; 0 if nothing was reordered and something moved,
-# with the frames held for order in $tmp/held.
+# with the frames held for order in $run_held.
 held_run() {
 	local h0 m0 received reordered foreign flips held moves q to0= tospread=
 	for ((q = 0; q < ncpu; q++)); do
@@ -427,7 +427,7 @@ held_run() {
 	read -r _ flips _ < <(grep '^flips' "$tmp/flip")
 	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
 	moves=$(($(vrss_stat vrss0 bucket_moves) - m0))
-	echo "$held" > "$tmp/held"
+	run_held=$held
 	echo "# host sent 6000 on 4 flows in bursts of 16: received $received, reordered $reordered," \
 	     "foreign $foreign; threshold flips $flips (flipper exit $flip_rc), bucket moves $moves," \
 	     "held for order $held"
@@ -443,17 +443,17 @@ held_run() {
 # 1 queue pair: 64 moves, 0 held, once in a dozen runs); every run must
 # keep the order.
 held() {
-	local rc=0 run
+	local rc=0 run run_held=
 	command -v nft > /dev/null || { echo "# no nft (Debian: nftables)"; return 4; }
 	modprobe -q nf_tables || { echo "# no nf_tables in this kernel"; return 4; }
 	: > "$tmp/firewall"
 	bash "$VRSS_REPO/tools/bench/firewall.sh" 2000 || return 1
 	for run in 1 2; do
 		held_run || rc=1
-		[ "$rc" = 0 ] && [ "$(cat "$tmp/held")" = 0 ] && [ "$nicq" -lt "$ncpu" ] || break
+		[ "$rc" = 0 ] && [ "$run_held" = 0 ] && [ "$nicq" -lt "$ncpu" ] || break
 	done
 	bash "$VRSS_REPO/tools/bench/firewall.sh" 0 && rm "$tmp/firewall"
-	[ "$rc" = 0 ] && { [ "$(cat "$tmp/held")" -gt 0 ] || [ "$nicq" -ge "$ncpu" ]; }
+	[ "$rc" = 0 ] && { [ "${run_held:-0}" -gt 0 ] || [ "$nicq" -ge "$ncpu" ]; }
 }
 if [ "$ncpu" -ge 2 ]; then
 	ktap_check "frames held for order while buckets leave full rings (a firewall on input), none reordered" held
