@@ -127,18 +127,17 @@ static int vrss_rxfh_set(struct net_device *dev, const u32 *indir,
 	}
 	if (!indir && !key)
 		return 0;
-	/* A new key re-maps the flows: their buckets drain first. */
-	rehash = key && (dev->features & NETIF_F_RXHASH) &&
-		 memcmp(key, rtnl_dereference(vd->rss)->key, VRSS_RSS_KEY_SIZE);
+	/* A new key re-maps the flows: it hashes once their buckets drained. */
+	rehash = key && memcmp(key, rtnl_dereference(vd->rss)->key, VRSS_RSS_KEY_SIZE);
 	if (rehash) {
-		err = vrss_rxhash_pause(vd);
+		err = vrss_rxhash_hold(vd);
 		if (err)
 			return err;
 	}
 	err = vrss_rss_update(vd, indir, key);
 	if (rehash)
-		vrss_rxhash_resume(vd);
-	if (!err)
+		vrss_rxhash_rekey(vd);
+	else if (!err)
 		vrss_load_reconfig(vd);
 	return err;
 }
@@ -212,7 +211,6 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 	unsigned int ports;
-	bool rehash;
 	int flow, err;
 
 	if (nfc->cmd != ETHTOOL_SRXFH)
@@ -224,18 +222,15 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 		ports = vd->hash_ports | BIT(flow);
 	else
 		ports = vd->hash_ports & ~BIT(flow);
-	/* Other fields re-map the flows: their buckets drain first. */
-	rehash = ports != vd->hash_ports && (dev->features & NETIF_F_RXHASH);
-	if (rehash) {
-		err = vrss_rxhash_pause(vd);
-		if (err)
-			return err;
-	}
-	/* Under RTNL: the one writer; the receive path reads it once a frame. */
-	WRITE_ONCE(vd->hash_ports, ports);
-	if (rehash)
-		vrss_rxhash_resume(vd);
-	return 0;
+	if (ports == vd->hash_ports)
+		return 0;
+	/* Other fields re-map the flows: they hash once their buckets drained. */
+	err = vrss_rxhash_hold(vd);
+	if (err)
+		return err;
+	err = vrss_rss_set_ports(vd, ports);
+	vrss_rxhash_rekey(vd);
+	return err;
 }
 
 static void vrss_get_ringparam(struct net_device *dev,

@@ -578,7 +578,6 @@ void vrss_move_init(struct vrss_dev *vd)
 		skb_queue_head_init(&vd->park[b]);
 	memset(vd->park_behind, 0, sizeof(vd->park_behind));
 	INIT_WORK(&vd->park_work, vrss_park_work);
-	init_waitqueue_head(&vd->drain_wq);
 }
 
 /* Teardown, the queues stopped: frames still parked are dropped. */
@@ -656,46 +655,29 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 }
 
 /*
- * Under RTNL, the table in effect at width 1: receive hashing goes off.
- * Frames inline from now on must not overtake the ones still on the
- * spread rings: first every bucket comes back to the primary in order,
- * then hashing stops.  The rings only drain (the buckets' new frames
- * park), so the wait is for what they held: each time a poll publishes
- * its head, or parked frames went up, the buckets are tried again; no
- * sleeping poll.  A ring whose CPU does not run for 100 ms (RTNL held:
- * a bound) is given up on, and the log says so.
+ * Under steer_lock, the table in effect at width 1 and the load work
+ * stopped (netdev.c's drain): every bucket whose old ring has handed the
+ * stack what it held of it comes home, its parked frames first.  None
+ * leaves the primary meanwhile (only a claim takes one off it).  The
+ * rings only drain (the buckets' new frames park), so the wait is for
+ * what they held.  Returns how many buckets still wait.
+ */
+unsigned int vrss_move_drain(struct vrss_dev *vd)
+{
+	unsigned int b, left = 0;
+
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		left += !vrss_bucket_drain(vd, b);
+	return left;
+}
+
+/*
+ * Under steer_lock, every bucket home (vrss_move_drain() returned 0):
+ * receive hashing stops.  A frame still on the hashing path finds its
+ * bucket home and goes up inline, as it would unhashed; none leaves the
+ * primary, as claims wait for hashing (vrss_move_steer_changed()).
  */
 void vrss_move_hashing_off(struct vrss_dev *vd)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(100);
-	unsigned int b, left;
-	int events;
-
-	WRITE_ONCE(vd->draining, true);
-	/* Draining before any head is read; pairs with the poll's barrier. */
-	smp_mb();
-	for (;;) {
-		/* Before the heads are read: a publish it counts, they show. */
-		events = atomic_read_acquire(&vd->drain_events);
-		left = 0;
-		for (b = 0; b < VRSS_INDIR_SIZE; b++)
-			left += !vrss_bucket_drain(vd, b);
-		if (!left || !netif_running(vd->dev) || time_after_eq(jiffies, end))
-			break;
-		wait_event_timeout(vd->drain_wq,
-				   atomic_read(&vd->drain_events) != events,
-				   max_t(long, end - jiffies, 1));
-	}
-	WRITE_ONCE(vd->draining, false);
-	if (left && netif_running(vd->dev))
-		netdev_warn(vd->dev,
-			    "rxhash off: %u buckets still waiting for their ring after 100 ms; their flows may be reordered once\n",
-			    left);
 	WRITE_ONCE(vd->hashing, false);
-	/* No late reader of the on period still reads or moves buckets. */
-	synchronize_net();
-	cancel_work_sync(&vd->park_work);
-	/* Frames still parked go up now, whatever their ring still holds. */
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		vrss_bucket_settle(vd, b, 0, true);
 }

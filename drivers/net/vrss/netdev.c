@@ -143,39 +143,140 @@ static int vrss_stop(struct net_device *dev)
 }
 
 /*
- * Under RTNL: receive hashing stops, every bucket back on the primary in
- * order, for rxhash off, or until vrss_rxhash_resume() when what maps
- * flows to buckets changes (a key, the hashed fields): a flow whose frames
- * wait on a ring must not overtake them from another bucket.  Either way
- * through SINGLE: the buckets come back to the primary in order before
- * hashing stops, and none leaves it before every CPU hashes and marks.
- * An error (the table in effect could not shrink) changes nothing.
+ * Receive hashing stops (rxhash off), or a new key or new hash fields
+ * apply, only once every bucket is back on the primary: a flow whose
+ * frames wait on a spread ring must not overtake them inline, or from
+ * another bucket.  So the table in effect goes to width 1 at once (the
+ * load work stopped), and the rings are left to hand up what they hold,
+ * as long as that takes: hashing goes on meanwhile, the buckets' new
+ * frames park (move.c), and ethtool returns.  Each time a ring's poll
+ * publishes its position or parked frames went up, the drain tries again
+ * (vrss_drain_wake()); the last bucket home ends it.  rxhash on meanwhile
+ * only cancels the stop; the load work starts again at the end.
  */
-int vrss_rxhash_pause(struct vrss_dev *vd)
+
+/* A drain woken by nothing for this long tries again anyway. */
+#define VRSS_DRAIN_BACKSTOP	(HZ / 10)
+
+/* Under steer_lock: one try; true once every bucket is home. */
+static bool vrss_drain_step(struct vrss_dev *vd)
+{
+	lockdep_assert_held(&vd->steer_lock);
+	if (!vd->draining)
+		return true;
+	/* Draining before the heads are read; pairs with the polls' barrier. */
+	smp_mb();
+	if (vrss_move_drain(vd))
+		return false;
+	WRITE_ONCE(vd->draining, false);
+	vrss_rss_rehash(vd);
+	if (vd->drain_off)
+		vrss_move_hashing_off(vd);
+	else if (netif_running(vd->dev))
+		vrss_load_start_locked(vd);
+	return true;
+}
+
+static void vrss_drain_work(struct work_struct *work)
+{
+	struct vrss_dev *vd = container_of(to_delayed_work(work),
+					   struct vrss_dev, drain_work);
+
+	mutex_lock(&vd->steer_lock);
+	if (!vrss_drain_step(vd))
+		queue_delayed_work(system_highpri_wq, &vd->drain_work,
+				   VRSS_DRAIN_BACKSTOP);
+	mutex_unlock(&vd->steer_lock);
+}
+
+/*
+ * Under RTNL, at width 1 with the load work stopped: a drain begins (or
+ * goes on), to stop hashing (@off) or to apply the user's key and fields.
+ * With nothing hashed there is nothing to wait for; what needs no wait
+ * (rings empty, no traffic) ends here, before ethtool returns.
+ */
+static void vrss_drain_start(struct vrss_dev *vd, bool off)
+{
+	bool done;
+
+	mutex_lock(&vd->steer_lock);
+	if (!vd->hashing) {
+		vrss_rss_rehash(vd);
+		mutex_unlock(&vd->steer_lock);
+		return;
+	}
+	/* Hashing and no drain: rxhash is on, and stays on unless @off. */
+	if (!vd->draining)
+		vd->drain_off = false;
+	vd->drain_off |= off;
+	WRITE_ONCE(vd->draining, true);
+	done = vrss_drain_step(vd);
+	mutex_unlock(&vd->steer_lock);
+	if (!done)
+		mod_delayed_work(system_highpri_wq, &vd->drain_work, 0);
+}
+
+/*
+ * Under RTNL, before the key or the hashed fields change: while frames
+ * are hashed, the table in effect to width 1 and the load work stopped,
+ * for the drain that applies the change (vrss_rxhash_rekey()).  An error
+ * (the table could not shrink) changes nothing.
+ */
+int vrss_rxhash_hold(struct vrss_dev *vd)
 {
 	struct net_device *dev = vd->dev;
+	int err;
+
+	/* Hashing starts only under RTNL. */
+	if (!READ_ONCE(vd->hashing))
+		return 0;
+	vrss_load_stop(vd);
+	err = vrss_rss_single(vd);
+	if (err && (dev->features & NETIF_F_RXHASH) && netif_running(dev))
+		vrss_load_start(vd);
+	return err;
+}
+
+/*
+ * Under RTNL, after vrss_rxhash_hold() and the change (or its failure):
+ * the user's key and fields hash from now on, or once every bucket is
+ * home.
+ */
+void vrss_rxhash_rekey(struct vrss_dev *vd)
+{
+	vrss_drain_start(vd, false);
+}
+
+/* rxhash off: width 1 at once, hashing stops once every bucket is home. */
+static int vrss_rxhash_off(struct vrss_dev *vd)
+{
 	int err;
 
 	vrss_load_stop(vd);
 	err = vrss_rss_single(vd);
 	if (err) {
-		if ((dev->features & NETIF_F_RXHASH) && netif_running(dev))
+		/* The core keeps the old features on an error: so does vrss. */
+		if (netif_running(vd->dev))
 			vrss_load_start(vd);
 		return err;
 	}
-	/*
-	 * A reader still on the wider table could send a frame to a spread
-	 * ring after the drain below found its bucket home.
-	 */
-	synchronize_net();
-	vrss_move_hashing_off(vd);
+	vrss_drain_start(vd, true);
 	return 0;
 }
 
-/* Under RTNL: receive hashing (re)starts, from SINGLE. */
-void vrss_rxhash_resume(struct vrss_dev *vd)
+/* rxhash on: hashing starts from width 1, every bucket on the primary. */
+static void vrss_rxhash_on(struct vrss_dev *vd)
 {
+	mutex_lock(&vd->steer_lock);
+	if (vd->draining) {
+		/* Hashing never stopped: the load work starts at the end. */
+		vd->drain_off = false;
+		mutex_unlock(&vd->steer_lock);
+		return;
+	}
+	vrss_rss_rehash(vd);
 	vrss_move_hashing_on(vd);
+	mutex_unlock(&vd->steer_lock);
 	if (netif_running(vd->dev))
 		vrss_load_start(vd);
 }
@@ -185,16 +286,12 @@ static int vrss_set_features(struct net_device *dev,
 			     netdev_features_t features)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
-	int err;
 
 	if (!((dev->features ^ features) & NETIF_F_RXHASH))
 		return 0;
-	/* The core keeps the old features on an error: so does vrss. */
-	err = vrss_rxhash_pause(vd);
-	if (err)
-		return err;
-	if (features & NETIF_F_RXHASH)
-		vrss_rxhash_resume(vd);
+	if (!(features & NETIF_F_RXHASH))
+		return vrss_rxhash_off(vd);
+	vrss_rxhash_on(vd);
 	return 0;
 }
 
@@ -330,6 +427,8 @@ static void vrss_dev_free(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
+	/* Down: no poll wakes it, and it starts no load work. */
+	cancel_delayed_work_sync(&vd->drain_work);
 	vrss_load_free(vd);
 	vrss_rss_free(vd);
 	vrss_move_free(vd);
@@ -456,6 +555,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	if (!vd->tx_stats)
 		return -ENOMEM;
 	vrss_move_init(vd);
+	INIT_DELAYED_WORK(&vd->drain_work, vrss_drain_work);
 	err = vrss_queues_alloc(vd);
 	if (err)
 		goto err_stats;

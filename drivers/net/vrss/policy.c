@@ -450,35 +450,41 @@ void vrss_load_reconfig(struct vrss_dev *vd)
 	mutex_unlock(&vd->steer_lock);
 }
 
-/* Under RTNL: rxhash on with the device up.  Starts from SINGLE. */
+/*
+ * Under steer_lock: rxhash on with the device up, or a drain done with
+ * hashing on (netdev.c).  Starts from SINGLE; not while a drain holds the
+ * table at width 1 (it starts the work when it is done).
+ */
+void vrss_load_start_locked(struct vrss_dev *vd)
+{
+	int cpu;
+
+	lockdep_assert_held(&vd->steer_lock);
+	if (vd->load_running || vd->draining)
+		return;
+	vd->load_running = true;
+	/* A first sample of its own: nothing from before counts. */
+	for_each_possible_cpu(cpu) {
+		vd->samples[cpu].valid = false;
+		vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
+	}
+	vrss_load_sample_all(vd);
+	/* Nor the buckets' weights: the loads start over too. */
+	memset(vd->bucket_load->weight, 0, sizeof(vd->bucket_load->weight));
+	vrss_load_apply(vd, vrss_policy_reset(vd->policy,
+					      vd->knobs[VRSS_KNOB_THRESHOLD],
+					      vrss_rss_max_width(vd)));
+	vrss_load_queue(vd, jiffies);
+}
+
+/* Under RTNL: rxhash on with the device up. */
 void vrss_load_start(struct vrss_dev *vd)
 {
 	mutex_lock(&vd->steer_lock);
-	if (!vd->load_running) {
-		int cpu;
-
-		vd->load_running = true;
-		/* A first sample of its own: nothing from before counts. */
-		for_each_possible_cpu(cpu) {
-			vd->samples[cpu].valid = false;
-			vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
-		}
-		vrss_load_sample_all(vd);
-		/* Nor the buckets' weights: the loads start over too. */
-		memset(vd->bucket_load->weight, 0, sizeof(vd->bucket_load->weight));
-		vrss_load_apply(vd, vrss_policy_reset(vd->policy,
-						      vd->knobs[VRSS_KNOB_THRESHOLD],
-						      vrss_rss_max_width(vd)));
-		vrss_load_queue(vd, jiffies);
-	}
+	vrss_load_start_locked(vd);
 	mutex_unlock(&vd->steer_lock);
 }
 
-/*
- * Under RTNL: rxhash off or the device down.  No work is left behind: a
- * frame that found the work asleep may still be queueing it, so a sleep
- * ends with every such frame's RCU read side before the cancel.
- */
 void vrss_load_stop(struct vrss_dev *vd)
 {
 	bool slept;

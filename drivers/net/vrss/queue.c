@@ -81,15 +81,13 @@ void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
 }
 
 /*
- * A ring's head moved, or parked frames went up: rxhash off, if it waits
- * for the buckets to come home, tries again (vrss_move_hashing_off()).
+ * A ring's head moved, or parked frames went up: a drain (netdev.c), if
+ * one waits for the buckets to come home, tries again now.
  */
 void vrss_drain_wake(struct vrss_dev *vd)
 {
-	if (unlikely(READ_ONCE(vd->draining))) {
-		atomic_inc(&vd->drain_events);
-		wake_up(&vd->drain_wq);
-	}
+	if (unlikely(READ_ONCE(vd->draining)))
+		mod_delayed_work(system_highpri_wq, &vd->drain_work, 0);
 }
 
 /*
@@ -108,8 +106,8 @@ static void vrss_poll_publish(struct vrss_queue *q)
 	smp_store_release(&q->head, q->consumed);
 	/*
 	 * Head before parked_buckets; pairs with vrss_park_begin()'s.  And
-	 * before draining, which vrss_move_hashing_off() sets before it reads
-	 * the heads.
+	 * before draining, which a drain sets before it reads the heads
+	 * (vrss_drain_step()).
 	 */
 	smp_mb();
 	if (READ_ONCE(q->parked_buckets))
@@ -424,6 +422,8 @@ void vrss_queues_open(struct vrss_dev *vd)
 	}
 	/* And parked ones, whose rings may have been emptied meanwhile. */
 	queue_work(system_highpri_wq, &vd->park_work);
+	/* A drain waits for them. */
+	vrss_drain_wake(vd);
 }
 
 /*

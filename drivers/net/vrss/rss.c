@@ -5,11 +5,13 @@
  * calls down into this file to change the width or move buckets; what
  * changes the user's table (ethtool.c) tells the policy afterwards.
  *
- * Key and table live in one RCU-protected block with the hash's lookup
- * table, replaced whole, so the per-packet path reads a consistent set
- * without locks and a change under traffic loses nothing.  The frames are
- * steered by a second table derived from the user's at the width the load
- * policy chose; both are rebuilt under steer_lock.
+ * Key and table live in one RCU-protected block, replaced whole, so that
+ * a change under traffic loses nothing.  The frames are steered by a
+ * second table derived from the user's at the width the load policy
+ * chose; both are rebuilt under steer_lock.  The hash in effect (the
+ * key's lookup table and the hashed fields) is a third block: a new key
+ * or new fields wait in hash_next until netdev.c's drain has brought
+ * every bucket home (vrss_rss_rehash()).
  */
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
@@ -22,15 +24,52 @@
 
 static struct vrss_rss *vrss_rss_alloc(const u32 *indir, const u8 *key)
 {
-	struct vrss_rss *rss = kvzalloc(sizeof(*rss), GFP_KERNEL);
+	struct vrss_rss *rss = kzalloc(sizeof(*rss), GFP_KERNEL);
 
 	if (!rss)
 		return NULL;
 	memcpy(rss->indir, indir, sizeof(rss->indir));
 	rss->indir_max = vrss_indir_max(indir);
 	memcpy(rss->key, key, sizeof(rss->key));
-	vrss_toeplitz_init(&rss->toeplitz, rss->key);
 	return rss;
+}
+
+static struct vrss_hash *vrss_hash_alloc(const u8 *key, unsigned int ports)
+{
+	struct vrss_hash *hash = kvzalloc(sizeof(*hash), GFP_KERNEL);
+
+	if (!hash)
+		return NULL;
+	hash->ports = ports;
+	vrss_toeplitz_init(&hash->toeplitz, key);
+	return hash;
+}
+
+/* Under steer_lock: @hash waits for the next drain, in place of any other. */
+static void vrss_rss_hash_pending(struct vrss_dev *vd, struct vrss_hash *hash)
+{
+	kvfree(vd->hash_next);
+	vd->hash_next = hash;
+}
+
+/*
+ * Under steer_lock, while no bucket is away from the primary (nothing
+ * hashed, or netdev.c's drain brought every one home): the user's key and
+ * fields, if new, in effect.  A frame hashed with the old ones goes up
+ * inline, its bucket on the primary; before any bucket leaves it, a claim
+ * waits for a grace period (vrss_move_steer_changed()), after which every
+ * frame is hashed with the new ones.
+ */
+void vrss_rss_rehash(struct vrss_dev *vd)
+{
+	struct vrss_hash *old;
+
+	if (!vd->hash_next)
+		return;
+	old = rcu_replace_pointer(vd->hash, vd->hash_next,
+				  lockdep_is_held(&vd->steer_lock));
+	vd->hash_next = NULL;
+	kvfree_rcu(old, rcu);
 }
 
 static struct vrss_rss *vrss_rss_get(struct vrss_dev *vd)
@@ -84,6 +123,11 @@ int vrss_rss_init(struct vrss_dev *vd)
 		return -ENOMEM;
 	vd->hash_ports = VRSS_FLOW_ALL_PORTS;
 	rcu_assign_pointer(vd->rss, rss);
+	rcu_assign_pointer(vd->hash, vrss_hash_alloc(key, vd->hash_ports));
+	if (!rcu_access_pointer(vd->hash)) {
+		vrss_rss_free(vd);
+		return -ENOMEM;
+	}
 
 	mutex_lock(&vd->steer_lock);
 	vd->width = 1;
@@ -97,17 +141,30 @@ int vrss_rss_init(struct vrss_dev *vd)
 void vrss_rss_free(struct vrss_dev *vd)
 {
 	kfree(rcu_replace_pointer(vd->steer, NULL, true));
-	kvfree(rcu_replace_pointer(vd->rss, NULL, true));
+	kfree(rcu_replace_pointer(vd->rss, NULL, true));
+	kvfree(rcu_replace_pointer(vd->hash, NULL, true));
+	kvfree(vd->hash_next);
+	vd->hash_next = NULL;
 }
 
-/* Under RTNL: a new table and/or key (NULL keeps the current one). */
+/*
+ * Under RTNL: a new table and/or key (NULL keeps the current one).  A new
+ * key is the user's at once; it hashes once netdev.c applies it
+ * (vrss_rxhash_rekey()).
+ */
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
 {
+	struct vrss_hash *hash = NULL;
 	struct vrss_rss *old, *rss;
 	int err = -ENOMEM;
 
 	mutex_lock(&vd->steer_lock);
 	old = vrss_rss_get(vd);
+	if (key && memcmp(key, old->key, sizeof(old->key))) {
+		hash = vrss_hash_alloc(key, vd->hash_ports);
+		if (!hash)
+			goto out;
+	}
 	rss = vrss_rss_alloc(indir ?: old->indir, key ?: old->key);
 	if (!rss)
 		goto out;
@@ -117,13 +174,36 @@ int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
 		/* Keep the pair consistent: back to the old table. */
 		rcu_assign_pointer(vd->rss, old);
 		synchronize_net();
-		kvfree(rss);
+		kfree(rss);
 		goto out;
 	}
-	kvfree_rcu(old, rcu);
+	kfree_rcu(old, rcu);
+	if (hash)
+		vrss_rss_hash_pending(vd, hash);
+	hash = NULL;
 out:
+	kvfree(hash);
 	mutex_unlock(&vd->steer_lock);
 	return err;
+}
+
+/*
+ * Under RTNL: the flow types hashed on ports (-N rx-flow-hash), the
+ * user's at once, hashing once netdev.c applies them.
+ */
+int vrss_rss_set_ports(struct vrss_dev *vd, unsigned int ports)
+{
+	struct vrss_hash *hash;
+
+	mutex_lock(&vd->steer_lock);
+	hash = vrss_hash_alloc(vrss_rss_get(vd)->key, ports);
+	if (hash) {
+		/* Read by ethtool -n without the lock. */
+		WRITE_ONCE(vd->hash_ports, ports);
+		vrss_rss_hash_pending(vd, hash);
+	}
+	mutex_unlock(&vd->steer_lock);
+	return hash ? 0 : -ENOMEM;
 }
 
 /* Under RTNL, after ethtool -L: the default table follows the queue count. */
@@ -216,12 +296,11 @@ int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue)
  * copy out of the frags is only for frames whose headers are not all in
  * the head, or whose ports cannot be hashed anyway.
  */
-static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
+static unsigned int vrss_rss_input(struct sk_buff *skb, unsigned int ports,
 				   u8 *in, bool *l4)
 {
 	unsigned int len = min_t(unsigned int, skb->len, VRSS_PARSE_BYTES);
 	unsigned int head = min(skb_headlen(skb), len);
-	unsigned int ports = READ_ONCE(vd->hash_ports);
 	unsigned int proto = ntohs(skb->protocol);
 	u8 buf[VRSS_PARSE_BYTES];
 	unsigned int n;
@@ -243,16 +322,16 @@ static unsigned int vrss_rss_input(struct vrss_dev *vd, struct sk_buff *skb,
 bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 		     unsigned int *bucket)
 {
-	const struct vrss_rss *rss = rcu_dereference(vd->rss);
+	const struct vrss_hash *h = rcu_dereference(vd->hash);
 	u8 in[VRSS_TOEPLITZ_MAX_INPUT];
 	unsigned int len;
 	bool l4;
 	u32 hash;
 
-	len = vrss_rss_input(vd, skb, in, &l4);
+	len = vrss_rss_input(skb, h->ports, in, &l4);
 	if (!len)
 		return false;
-	hash = vrss_toeplitz_hash(&rss->toeplitz, in, len);
+	hash = vrss_toeplitz_hash(&h->toeplitz, in, len);
 	skb_set_hash(skb, hash, l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
 	*bucket = vrss_indir_bucket(hash);
 	return true;

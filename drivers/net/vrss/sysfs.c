@@ -61,13 +61,22 @@ static VRSS_KNOB_ATTR(hysteresis, VRSS_KNOB_HYSTERESIS);
 static VRSS_KNOB_ATTR(interval_ms, VRSS_KNOB_INTERVAL_MS);
 static VRSS_KNOB_ATTR(rebalance, VRSS_KNOB_REBALANCE);
 
-/* The width in effect: 1 unless rxhash is on. */
+/*
+ * Frames are hashed: rxhash on, or off and its drain not done (every
+ * bucket on its way home, at width 1).
+ */
+static bool vrss_hashing(struct vrss_dev *vd)
+{
+	return READ_ONCE(vd->hashing);
+}
+
+/* The width in effect: 1 unless frames are hashed. */
 static unsigned int vrss_width(struct vrss_dev *vd)
 {
 	const struct vrss_steer *steer;
 	unsigned int width = 1;
 
-	if (!(vd->dev->features & NETIF_F_RXHASH))
+	if (!vrss_hashing(vd))
 		return 1;
 	rcu_read_lock();
 	steer = rcu_dereference(vd->steer);
@@ -82,7 +91,7 @@ static ssize_t state_show(struct device *d, struct device_attribute *attr,
 {
 	struct vrss_dev *vd = vrss_of(d);
 
-	if (!(vd->dev->features & NETIF_F_RXHASH))
+	if (!vrss_hashing(vd))
 		return sysfs_emit(buf, "off\n");
 	return sysfs_emit(buf, "%s\n", vrss_width(vd) > 1 ? "spread" : "single");
 }

@@ -110,12 +110,23 @@ struct vrss_cpu_sample {
 	struct vrss_load load;	/* over the interval before it */
 };
 
-/* Hash key, the user's indirection table and the hash's lookup table. */
+/* The user's hash key and indirection table. */
 struct vrss_rss {
 	struct rcu_head rcu;
 	u8 key[VRSS_RSS_KEY_SIZE];
 	u32 indir[VRSS_INDIR_SIZE];
 	u32 indir_max;		/* the highest queue indir names */
+};
+
+/*
+ * What maps a frame to its bucket: the key's lookup table and the flow
+ * types hashed on their ports.  RCU-replaced whole, and only while no
+ * bucket is away from the primary (netdev.c's drain), since a flow whose
+ * bucket changes could overtake its frames still on a ring.
+ */
+struct vrss_hash {
+	struct rcu_head rcu;
+	unsigned int ports;	/* VRSS_FLOW_* bits hashing ports (sdfn) */
 	struct vrss_toeplitz toeplitz;
 };
 
@@ -158,6 +169,8 @@ struct vrss_dev {
 	 */
 	struct mutex steer_lock;
 	struct vrss_rss __rcu *rss;
+	struct vrss_hash __rcu *hash;	/* in effect: the receive path's */
+	struct vrss_hash *hash_next;	/* the user's, waiting for a drain */
 	struct vrss_steer __rcu *steer;
 	unsigned int width;		/* asked for by the load policy */
 	unsigned int steer_gen;		/* rss.c: tables rebuilt from the user's */
@@ -168,10 +181,15 @@ struct vrss_dev {
 	/* Per bucket: frames queued behind its delivery (its park lock). */
 	u32 park_behind[VRSS_INDIR_SIZE];
 	struct work_struct park_work;	/* releases them once it drained */
-	/* rxhash off waits for the rings to hand up their frames (move.c). */
+	/*
+	 * rxhash off, a new key or new fields wait, at width 1, for every
+	 * bucket to come home (netdev.c), woken by the rings' polls and the
+	 * parked frames' delivery; under steer_lock, draining also read
+	 * by the polls.  drain_off: hashing stops at the end.
+	 */
 	bool draining;
-	atomic_t drain_events;		/* heads published while draining */
-	wait_queue_head_t drain_wq;
+	bool drain_off;
+	struct delayed_work drain_work;
 
 	/* Load-gated steering (policy.c), under steer_lock. */
 	struct delayed_work load_work;
@@ -200,7 +218,7 @@ struct vrss_dev {
 	u32 rebal_table[VRSS_INDIR_SIZE]; /* the table in effect, rebalanced */
 	struct vrss_load *rebal_load;	/* the queues' loads it works from */
 
-	unsigned int hash_ports;	/* VRSS_FLOW_* bits hashing ports (sdfn) */
+	unsigned int hash_ports;	/* the user's VRSS_FLOW_* bits (-N) */
 	struct pcpu_sw_netstats __percpu *tx_stats;
 	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */
 	atomic64_t rx_held;		/* frames kept on a bucket's old queue */
@@ -214,8 +232,8 @@ struct vrss_dev {
 /* netdev.c */
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
-int vrss_rxhash_pause(struct vrss_dev *vd);
-void vrss_rxhash_resume(struct vrss_dev *vd);
+int vrss_rxhash_hold(struct vrss_dev *vd);
+void vrss_rxhash_rekey(struct vrss_dev *vd);
 
 /* The load work's workqueue for a sample on @cpu (policy.c). */
 static inline struct workqueue_struct *vrss_load_wq(int cpu)
@@ -265,6 +283,7 @@ void vrss_move_free(struct vrss_dev *vd);
 rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 				    struct sk_buff *skb, unsigned int b, u64 last);
 void vrss_move_hashing_on(struct vrss_dev *vd);
+unsigned int vrss_move_drain(struct vrss_dev *vd);
 void vrss_move_hashing_off(struct vrss_dev *vd);
 void vrss_move_steer_changed(struct vrss_dev *vd);
 bool vrss_move_tick(struct vrss_dev *vd);
@@ -291,6 +310,8 @@ void vrss_drain_wake(struct vrss_dev *vd);
 int vrss_rss_init(struct vrss_dev *vd);
 void vrss_rss_free(struct vrss_dev *vd);
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
+int vrss_rss_set_ports(struct vrss_dev *vd, unsigned int ports);
+void vrss_rss_rehash(struct vrss_dev *vd);
 void vrss_rss_channels_changed(struct vrss_dev *vd);
 unsigned int vrss_rss_max_width(struct vrss_dev *vd);
 int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width);
@@ -304,6 +325,7 @@ bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 int vrss_load_init(struct vrss_dev *vd);
 void vrss_load_free(struct vrss_dev *vd);
 void vrss_load_start(struct vrss_dev *vd);
+void vrss_load_start_locked(struct vrss_dev *vd);
 void vrss_load_stop(struct vrss_dev *vd);
 void vrss_load_reconfig(struct vrss_dev *vd);
 int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,

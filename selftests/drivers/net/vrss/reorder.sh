@@ -39,7 +39,7 @@ nq=$(nproc)
 COUNT=${VRSS_REORDER_COUNT:-96000}
 FLOWS=16
 
-ktap_plan 23
+ktap_plan 22
 
 tmp=$(mktemp -d)
 flipper=
@@ -285,11 +285,5 @@ wrapped() {
 	return $ok
 }
 ktap_check "every spread queue's ring positions wrapped (2048 frames before 2^32 at the start)" wrapped
-# rxhash off and key changes wait for the rings, and say so when they give
-# up (100 ms): then a flow may have been reordered where no receiver
-# looked.  No vCPU stalls that long here.
-gave_up=$(dmesg | tail -n +$((VRSS_KLOG0 + 1)) | grep -c 'still waiting for their ring')
-echo "# rxhash off or a key change gave up on a ring $gave_up times"
-ktap_check "rxhash off and key changes waited for every ring (no 'still waiting' in the log)" test "$gave_up" = 0
 ktap_check "no taint beyond out-of-tree and unsigned" test "$(vrss_taint_other)" = "$taint0"
 ktap_finish

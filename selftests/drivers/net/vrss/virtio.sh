@@ -36,7 +36,7 @@ GUEST=198.51.100.1
 HOST=198.51.100.2
 tmp=$(mktemp -d)
 
-ktap_plan 17
+ktap_plan 18
 
 hog=
 pacer=
@@ -442,23 +442,106 @@ held_run() {
 # none: a run's moves can all land while the rings are empty (6.1-cloud,
 # 1 queue pair: 64 moves, 0 held, once in a dozen runs); every run must
 # keep the order.
-held() {
-	local rc=0 run run_held=
+firewall() {
 	command -v nft > /dev/null || { echo "# no nft (Debian: nftables)"; return 4; }
 	modprobe -q nf_tables || { echo "# no nf_tables in this kernel"; return 4; }
 	: > "$tmp/firewall"
-	bash "$VRSS_REPO/tools/bench/firewall.sh" 2000 || return 1
+	bash "$VRSS_REPO/tools/bench/firewall.sh" "$1"
+}
+held() {
+	local rc=0 run run_held=
+	firewall 2000 || return
 	for run in 1 2; do
 		held_run || rc=1
 		[ "$rc" = 0 ] && [ "$run_held" = 0 ] && [ "$nicq" -lt "$ncpu" ] || break
 	done
-	bash "$VRSS_REPO/tools/bench/firewall.sh" 0 && rm "$tmp/firewall"
 	[ "$rc" = 0 ] && { [ "${run_held:-0}" -gt 0 ] || [ "$nicq" -ge "$ncpu" ]; }
+}
+# rxhash off, a new key, new hashed fields, each while a ring is full:
+# every bucket on spread queue 1 (threshold 0, ethtool -X weight), the
+# firewall behind it, so that its ring holds about half a second of
+# frames when the change lands.  Hashing stops (or the new key or fields
+# apply) only once every bucket is home, however long the ring takes to
+# hand up what it holds (SPEC 6); meanwhile the flows' frames park
+# (rx_held_for_order), and the drain ends by itself (state off, or, for
+# the key and the fields, spread again: the load work restarts at the
+# end, threshold 0).  When the wait was bounded (100 ms under RTNL, then
+# the buckets went home anyway), each change reordered 1136-1167 frames
+# (6.1, 1 queue pair; 0 with the drain that waits).
+held_change() {
+	local what=$1 h0 d0 received reordered foreign held state q w= want=spread
+	for ((q = 0; q < ncpu; q++)); do
+		w+="$((q == 1)) "
+	done
+	rm -f "$tmp/recv"
+	# shellcheck disable=SC2086 # a weight a word
+	ethtool -X vrss0 weight $w && echo 0 > /sys/class/net/vrss0/vrss/threshold &&
+		ethtool -K vrss0 rxhash on || return 1
+	h0=$(vrss_stat vrss0 rx_held_for_order)
+	d0=$(vrss_stat_sum vrss0 drops)
+	"$VRSS_TRAFFIC" seqrecv $GUEST 4 1000000 > "$tmp/recv" &
+	local receiver=$! t0
+	vrss_wait_ready "$tmp/recv"
+	t0=$(($(date +%s%N) / 1000000))
+	pacer=$("$VRSS_REPO/tools/vm/host" start "$VRSS_TRAFFIC" seqsend $GUEST 4 1000000 4 0.004)
+	# The change once the ring overflowed (vrss0's rx_dropped grew: it
+	# is full), at most 20 s in.  Real-time: both vCPUs are busy in
+	# softirq, and the change would otherwise wait seconds for a turn.
+	# The traffic goes on for a second after it (the receiver stops when
+	# it has been quiet for 2).
+	case $what in
+	rxhash) set -- -K vrss0 rxhash off; want=off ;;
+	key) set -- -X vrss0 hkey "$OTHER_KEY" ;;
+	fields) set -- -N vrss0 rx-flow-hash udp4 sd ;;
+	esac
+	rm -f "$tmp/never"
+	mkfifo "$tmp/never" || return 1
+	chrt -f 10 bash -c '
+		exec 4<> "$1"
+		shift
+		f=/sys/class/net/vrss0/statistics/rx_dropped
+		read -r d0 < $f
+		for ((i = 0; i < 1000; i++)); do
+			read -r d < $f
+			((d > d0)) && break
+			read -r -t 0.02 -u 4
+		done
+		((d > d0)) || { echo "# the ring never overflowed"; exit 1; }
+		t=$(($(date +%s%N) / 1000000 - $0))
+		ethtool "$@" || exit 1
+		echo "# ring full after $t ms, changed after $(($(date +%s%N) / 1000000 - $0)) ms"
+	' "$t0" "$tmp/never" "$@" || return 1
+	sleep 1
+	pacer_stop
+	wait "$receiver"
+	state=$(vrss_sys state)
+	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
+	held=$(($(vrss_stat vrss0 rx_held_for_order) - h0))
+	echo "# $what changed with queue 1's ring full: received $received, reordered" \
+	     "$reordered, foreign $foreign, held for order $held, ring drops" \
+	     "$(($(vrss_stat_sum vrss0 drops) - d0)); state $state after"
+	ethtool -K vrss0 rxhash on && ethtool -X vrss0 hkey "$VRSS_MS_KEY" &&
+		ethtool -N vrss0 rx-flow-hash udp4 sdfn && ethtool -X vrss0 default &&
+		echo 80 > /sys/class/net/vrss0/vrss/threshold || return 1
+	[ "${reordered:-1}" = 0 ] && [ "${received:-0}" -gt 0 ] && [ "${foreign:-1}" = 0 ] &&
+		[ "$held" -gt 0 ] && [ "$state" = "$want" ]
+}
+held_rehash() {
+	local rc=0 what
+	firewall 5000 || return
+	for what in rxhash key fields; do
+		held_change $what || rc=1
+	done
+	bash "$VRSS_REPO/tools/bench/firewall.sh" 0 && rm "$tmp/firewall"
+	return $rc
 }
 if [ "$ncpu" -ge 2 ]; then
 	ktap_check "frames held for order while buckets leave full rings (a firewall on input), none reordered" held
+	OTHER_KEY=$(tr ':' '\n' <<< "$VRSS_MS_KEY" | tac | paste -sd:)
+	ktap_check "rxhash off, a new key, new fields while a ring is full: frames held, none reordered" held_rehash
 else
 	ktap_result "frames held for order while buckets leave full rings (needs 2 vCPUs)" 4
+	ktap_result "rxhash off, a new key, new fields while a ring is full (needs 2 vCPUs)" 4
 fi
 
 # --- accounting ---------------------------------------------------------------
