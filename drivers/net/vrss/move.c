@@ -423,10 +423,12 @@ rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 }
 
 /*
- * Under RTNL, the table in effect at width 1: receive hashing goes on,
- * every bucket on the primary.  Frames that went up unhashed need no
- * care: a move off the primary waits a grace period after its claim,
- * which they are inside of or done with.
+ * Under RTNL and steer_lock, the table in effect at width 1: receive
+ * hashing goes on, every bucket on the primary.  Frames that went up
+ * unhashed need no care: a move off the primary waits a grace period
+ * after its claim, which they are inside of or done with.  A frame of the
+ * last period, still hashed (maybe with another key), is waited for
+ * before the first claim.
  */
 void vrss_move_hashing_on(struct vrss_dev *vd)
 {
@@ -436,6 +438,7 @@ void vrss_move_hashing_on(struct vrss_dev *vd)
 		WARN_ON_ONCE(!skb_queue_empty(&vd->park[b]));
 		atomic64_set(&vd->buckets[b], 0);
 	}
+	vd->claim_sync = true;
 	/* The states before the flag; pairs with vrss_rx(). */
 	smp_store_release(&vd->hashing, true);
 }
@@ -449,7 +452,11 @@ void vrss_move_hashing_on(struct vrss_dev *vd)
  * one RCU read-side section): the parked frames go onto the queue's ring
  * and the bucket with them.  Buckets on spread queues follow by
  * themselves (vrss_bucket_leave_ring()).  Expedited, as a spread event
- * is rare and parked frames wait for it.
+ * is rare and parked frames wait for it.  After a new key or new fields
+ * (vrss_rss_rehash()), or hashing off and on again, a grace period first:
+ * a frame that read the old hash before it was replaced could otherwise
+ * find its old bucket claimed, park, and be overtaken by a later frame
+ * of its flow in another bucket.
  */
 void vrss_move_steer_changed(struct vrss_dev *vd)
 {
@@ -461,6 +468,15 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 	if (!READ_ONCE(vd->hashing))
 		return;
 	steer = rcu_dereference_protected(vd->steer, lockdep_is_held(&vd->steer_lock));
+	if (vd->claim_sync) {
+		for (b = 0; b < VRSS_INDIR_SIZE; b++)
+			if (steer->queue[b] && !atomic64_read(&vd->buckets[b]))
+				break;
+		if (b == VRSS_INDIR_SIZE)
+			return;
+		synchronize_rcu_expedited();
+		vd->claim_sync = false;
+	}
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		u64 claim = VRSS_BUCKET_PENDING | vrss_bucket_pack(steer->queue[b], 0);
 

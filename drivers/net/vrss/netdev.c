@@ -123,6 +123,11 @@ static int vrss_open(struct net_device *dev)
 		return err;
 	vrss_queues_open(vd);
 	vrss_queues_link_napi(vd, true);
+	mutex_lock(&vd->steer_lock);
+	vd->up = true;
+	mutex_unlock(&vd->steer_lock);
+	/* A drain waits for the rings, which run again. */
+	vrss_drain_wake(vd);
 	if (dev->features & NETIF_F_RXHASH)
 		vrss_load_start(vd);
 	netif_stacked_transfer_operstate(vd->lower, dev);
@@ -133,6 +138,9 @@ static int vrss_stop(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
+	mutex_lock(&vd->steer_lock);
+	vd->up = false;
+	mutex_unlock(&vd->steer_lock);
 	vrss_load_stop(vd);
 	vrss_queues_link_napi(vd, false);
 	vrss_queues_stop(vd);
@@ -152,7 +160,11 @@ static int vrss_stop(struct net_device *dev)
  * frames park (move.c), and ethtool returns.  Each time a ring's poll
  * publishes its position or parked frames went up, the drain tries again
  * (vrss_drain_wake()); the last bucket home ends it.  rxhash on meanwhile
- * only cancels the stop; the load work starts again at the end.
+ * only cancels the stop; the load work starts again at the end.  While
+ * RTNL sets a drain up (staging: the load work stopped, the table
+ * shrinking), an earlier drain does not end, nor the load work start.
+ * While the device is down the rings do not run: the drain waits for
+ * the next open.
  */
 
 /* A drain woken by nothing for this long tries again anyway. */
@@ -164,6 +176,8 @@ static bool vrss_drain_step(struct vrss_dev *vd)
 	lockdep_assert_held(&vd->steer_lock);
 	if (!vd->draining)
 		return true;
+	if (vd->staging)
+		return false;
 	/* Draining before the heads are read; pairs with the polls' barrier. */
 	smp_mb();
 	if (vrss_move_drain(vd))
@@ -172,7 +186,7 @@ static bool vrss_drain_step(struct vrss_dev *vd)
 	vrss_rss_rehash(vd);
 	if (vd->drain_off)
 		vrss_move_hashing_off(vd);
-	else if (netif_running(vd->dev))
+	else if (vd->up)
 		vrss_load_start_locked(vd);
 	return true;
 }
@@ -183,23 +197,50 @@ static void vrss_drain_work(struct work_struct *work)
 					   struct vrss_dev, drain_work);
 
 	mutex_lock(&vd->steer_lock);
-	if (!vrss_drain_step(vd))
+	if (!vrss_drain_step(vd) && vd->up && !vd->staging)
 		queue_delayed_work(system_highpri_wq, &vd->drain_work,
 				   VRSS_DRAIN_BACKSTOP);
 	mutex_unlock(&vd->steer_lock);
 }
 
 /*
- * Under RTNL, at width 1 with the load work stopped: a drain begins (or
- * goes on), to stop hashing (@off) or to apply the user's key and fields.
- * With nothing hashed there is nothing to wait for; what needs no wait
- * (rings empty, no traffic) ends here, before ethtool returns.
+ * Under RTNL: a drain is set up.  No drain ends and the load work does
+ * not start until vrss_drain_start(): the load work stops, the table in
+ * effect goes to width 1.  An error (the table could not shrink) undoes
+ * the staging; the caller restarts the load work.
+ */
+static int vrss_drain_stage(struct vrss_dev *vd)
+{
+	int err;
+
+	mutex_lock(&vd->steer_lock);
+	vd->staging = true;
+	mutex_unlock(&vd->steer_lock);
+	vrss_load_stop(vd);
+	err = vrss_rss_single(vd);
+	if (err) {
+		mutex_lock(&vd->steer_lock);
+		vd->staging = false;
+		mutex_unlock(&vd->steer_lock);
+		/* A drain that could not end meanwhile goes on. */
+		vrss_drain_wake(vd);
+	}
+	return err;
+}
+
+/*
+ * Under RTNL, staged (vrss_drain_stage()) while frames are hashed: a
+ * drain begins (or goes on), to stop hashing (@off) or to apply the
+ * user's key and fields.  With nothing hashed there is nothing to wait
+ * for; what needs no wait (rings empty, no traffic) ends here, before
+ * ethtool returns.
  */
 static void vrss_drain_start(struct vrss_dev *vd, bool off)
 {
 	bool done;
 
 	mutex_lock(&vd->steer_lock);
+	vd->staging = false;
 	if (!vd->hashing) {
 		vrss_rss_rehash(vd);
 		mutex_unlock(&vd->steer_lock);
@@ -227,11 +268,13 @@ int vrss_rxhash_hold(struct vrss_dev *vd)
 	struct net_device *dev = vd->dev;
 	int err;
 
-	/* Hashing starts only under RTNL. */
+	/*
+	 * Hashing starts only under RTNL: if off, it stays off (if on, a
+	 * drain may still stop it meanwhile, which is no harm).
+	 */
 	if (!READ_ONCE(vd->hashing))
 		return 0;
-	vrss_load_stop(vd);
-	err = vrss_rss_single(vd);
+	err = vrss_drain_stage(vd);
 	if (err && (dev->features & NETIF_F_RXHASH) && netif_running(dev))
 		vrss_load_start(vd);
 	return err;
@@ -252,8 +295,7 @@ static int vrss_rxhash_off(struct vrss_dev *vd)
 {
 	int err;
 
-	vrss_load_stop(vd);
-	err = vrss_rss_single(vd);
+	err = vrss_drain_stage(vd);
 	if (err) {
 		/* The core keeps the old features on an error: so does vrss. */
 		if (netif_running(vd->dev))
@@ -427,8 +469,9 @@ static void vrss_dev_free(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
-	/* Down: no poll wakes it, and it starts no load work. */
+	/* Down: nothing queues either any more. */
 	cancel_delayed_work_sync(&vd->drain_work);
+	cancel_delayed_work_sync(&vd->load_work);
 	vrss_load_free(vd);
 	vrss_rss_free(vd);
 	vrss_move_free(vd);

@@ -12,7 +12,8 @@
  * irqbalance or smp_affinity puts it.  The work runs on a CPU that is not primary
  * where there is one, so that it does not measure itself.
  *
- * Nothing is sampled while rxhash is off or the device is down.  A new
+ * Nothing is sampled while rxhash is off, the device is down, or a drain
+ * holds the table at width 1 (netdev.c: rxhash off, a new key).  A new
  * width rebuilds the table in effect (rss.c); the buckets then follow in
  * order (move.c).  Knob changes and table changes apply at once, under
  * steer_lock, so that `threshold 0` is plain RSS from the moment it is
@@ -453,14 +454,15 @@ void vrss_load_reconfig(struct vrss_dev *vd)
 /*
  * Under steer_lock: rxhash on with the device up, or a drain done with
  * hashing on (netdev.c).  Starts from SINGLE; not while a drain holds the
- * table at width 1 (it starts the work when it is done).
+ * table at width 1 (it starts the work when it is done), nor while one is
+ * being set up.
  */
 void vrss_load_start_locked(struct vrss_dev *vd)
 {
 	int cpu;
 
 	lockdep_assert_held(&vd->steer_lock);
-	if (vd->load_running || vd->draining)
+	if (vd->load_running || vd->draining || vd->staging)
 		return;
 	vd->load_running = true;
 	/* A first sample of its own: nothing from before counts. */
@@ -485,6 +487,12 @@ void vrss_load_start(struct vrss_dev *vd)
 	mutex_unlock(&vd->steer_lock);
 }
 
+/*
+ * Under RTNL: rxhash off, a change that drains (netdev.c), or the device
+ * down.  No work is left behind: a frame that found the work asleep may
+ * still be queueing it, so a sleep ends with every such frame's RCU read
+ * side before the cancel.
+ */
 void vrss_load_stop(struct vrss_dev *vd)
 {
 	bool slept;

@@ -398,7 +398,8 @@ int vrss_queues_resize(struct vrss_dev *vd, unsigned int size)
 			vrss_queue_drop(q, skb, SKB_DROP_REASON_DEV_READY);
 			q->consumed++;
 		}
-		q->head = q->consumed;
+		/* A drain may read it meanwhile (under the producer lock). */
+		smp_store_release(&q->head, q->consumed);
 		err = ptr_ring_resize(&q->ring, size, GFP_KERNEL, vrss_skb_free);
 		if (err)
 			return err;
@@ -441,7 +442,11 @@ void vrss_queues_stop(struct vrss_dev *vd)
 	synchronize_net();
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		napi_disable(&vd->queues[i].napi);
-	/* Parked frames wait for the next open. */
+	/*
+	 * Parked frames wait for the next open (unless a drain set up while
+	 * down finds their ring drained: they go up, and are dropped as
+	 * frames received while down are).
+	 */
 	cancel_work_sync(&vd->park_work);
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		while (test_bit_acquire(VRSS_QUEUE_KICK_PENDING, &vd->queues[i].state))

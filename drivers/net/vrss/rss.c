@@ -55,10 +55,11 @@ static void vrss_rss_hash_pending(struct vrss_dev *vd, struct vrss_hash *hash)
 /*
  * Under steer_lock, while no bucket is away from the primary (nothing
  * hashed, or netdev.c's drain brought every one home): the user's key and
- * fields, if new, in effect.  A frame hashed with the old ones goes up
- * inline, its bucket on the primary; before any bucket leaves it, a claim
- * waits for a grace period (vrss_move_steer_changed()), after which every
- * frame is hashed with the new ones.
+ * fields, if new, in effect.  A frame hashed with the old ones finds its
+ * bucket on the primary and goes up inline, unless a claim took the
+ * bucket off it meanwhile: so the next claim first waits for a grace
+ * period (vrss_move_steer_changed()), after which every frame is hashed
+ * with the new ones.
  */
 void vrss_rss_rehash(struct vrss_dev *vd)
 {
@@ -70,6 +71,8 @@ void vrss_rss_rehash(struct vrss_dev *vd)
 				  lockdep_is_held(&vd->steer_lock));
 	vd->hash_next = NULL;
 	kvfree_rcu(old, rcu);
+	/* The next claim waits for the readers of the old one (move.c). */
+	vd->claim_sync = true;
 }
 
 static struct vrss_rss *vrss_rss_get(struct vrss_dev *vd)
@@ -111,6 +114,7 @@ int vrss_rss_init(struct vrss_dev *vd)
 {
 	u8 key[VRSS_RSS_KEY_SIZE];
 	u32 indir[VRSS_INDIR_SIZE];
+	struct vrss_hash *hash;
 	struct vrss_rss *rss;
 	int err;
 
@@ -123,11 +127,12 @@ int vrss_rss_init(struct vrss_dev *vd)
 		return -ENOMEM;
 	vd->hash_ports = VRSS_FLOW_ALL_PORTS;
 	rcu_assign_pointer(vd->rss, rss);
-	rcu_assign_pointer(vd->hash, vrss_hash_alloc(key, vd->hash_ports));
-	if (!rcu_access_pointer(vd->hash)) {
+	hash = vrss_hash_alloc(key, vd->hash_ports);
+	if (!hash) {
 		vrss_rss_free(vd);
 		return -ENOMEM;
 	}
+	rcu_assign_pointer(vd->hash, hash);
 
 	mutex_lock(&vd->steer_lock);
 	vd->width = 1;

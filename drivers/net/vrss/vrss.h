@@ -189,6 +189,9 @@ struct vrss_dev {
 	 */
 	bool draining;
 	bool drain_off;
+	bool staging;			/* a drain being set up (RTNL) */
+	bool up;			/* open, as the drain sees it */
+	bool claim_sync;		/* move.c: a grace period before a claim */
 	struct delayed_work drain_work;
 
 	/* Load-gated steering (policy.c), under steer_lock. */

@@ -362,12 +362,9 @@ ktap_check "... and buckets did move during it" test "$(cat "$tmp/moves" 2>/dev/
 # it runs: 3-5 times a run under this load, each moving every bucket).  A
 # bucket that leaves a ring still holding its frames must hold its new
 # frames back until they are gone (rx_held_for_order), and none may
-# overtake.  Only moves that wait for the rings as long as they need:
-# rxhash, key and field changes wait at most 100 ms under RTNL and then
-# let the buckets go, reordered (Documentation/networking/vrss.rst), and
-# a ring of 1024 frames behind 2000 rules takes longer (6.1, 1 queue pair,
-# with vrss_traffic flip's rxhash toggles: 1244 of 4588 reordered, once in
-# seven runs).  Threshold flips alone moved little (the load work seldom
+# overtake.  The width and the table change here; rxhash, key and field
+# changes have their own case below (held_rehash).  Threshold flips alone
+# moved little (the load work seldom
 # runs on vCPUs this busy in softirq: 0 moves in one run, 0 held in two of
 # a dozen).  Measured with both: 66-138 moves, 811-3624 frames held, 0
 # reordered (6.1 and 6.12, their cloud kernels, 1 and 2 queue pairs); a
