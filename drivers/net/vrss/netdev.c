@@ -178,7 +178,10 @@ static bool vrss_drain_step(struct vrss_dev *vd)
 		return true;
 	if (vd->staging)
 		return false;
-	/* Draining before the heads are read; pairs with the polls' barrier. */
+	/*
+	 * Draining, and drain_kicked cleared, before the heads are read;
+	 * pairs with the barrier of the polls and of vrss_park_up().
+	 */
 	smp_mb();
 	if (vrss_move_drain(vd))
 		return false;
@@ -196,6 +199,8 @@ static void vrss_drain_work(struct work_struct *work)
 	struct vrss_dev *vd = container_of(to_delayed_work(work),
 					   struct vrss_dev, drain_work);
 
+	/* Wakes from now on queue the next try (vrss_drain_wake()). */
+	WRITE_ONCE(vd->drain_kicked, false);
 	mutex_lock(&vd->steer_lock);
 	if (!vrss_drain_step(vd) && vd->up && !vd->staging)
 		queue_delayed_work(system_highpri_wq, &vd->drain_work,

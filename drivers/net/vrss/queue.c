@@ -82,11 +82,18 @@ void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
 
 /*
  * A ring's head moved, or parked frames went up: a drain (netdev.c), if
- * one waits for the buckets to come home, tries again now.
+ * one waits for the buckets to come home, tries again now.  Once per
+ * try: the polls of a busy ring would otherwise requeue the work (a
+ * timer and the pool's lock) for every batch they hand up.  The caller
+ * ordered what it changed before this, with a full barrier; the try
+ * clears drain_kicked before it reads, with one (vrss_drain_step()): a
+ * wake that sees a try still to come is seen by it.
  */
 void vrss_drain_wake(struct vrss_dev *vd)
 {
-	if (unlikely(READ_ONCE(vd->draining)))
+	if (likely(!READ_ONCE(vd->draining)) || READ_ONCE(vd->drain_kicked))
+		return;
+	if (!xchg(&vd->drain_kicked, true))
 		mod_delayed_work(system_highpri_wq, &vd->drain_work, 0);
 }
 

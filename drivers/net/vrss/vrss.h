@@ -192,6 +192,8 @@ struct vrss_dev {
 	bool staging;			/* a drain being set up (RTNL) */
 	bool up;			/* open, as the drain sees it */
 	bool claim_sync;		/* move.c: a grace period before a claim */
+	/* A wake queued the drain's next try; the try clears it first. */
+	bool drain_kicked;
 	struct delayed_work drain_work;
 
 	/* Load-gated steering (policy.c), under steer_lock. */
