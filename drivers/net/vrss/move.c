@@ -304,6 +304,8 @@ static u64 vrss_park_begin(struct vrss_dev *vd, struct vrss_queue *q,
 	smp_mb();
 	/* Pairs with the poll's release: frames up to head are in the stack. */
 	*head = smp_load_acquire(&q->head);
+	/* The load work ticks while a bucket is parked: the backstop. */
+	vrss_load_wake(vd);
 	return last;
 }
 
@@ -653,6 +655,22 @@ bool vrss_move_tick(struct vrss_dev *vd)
 		queue_work(system_highpri_wq, &vd->park_work);
 	vd->all_home = home;
 	return !flagged;
+}
+
+/*
+ * Under steer_lock: no bucket parked, claimed or being delivered (as
+ * vrss_move_tick() answers, without its tick).
+ */
+bool vrss_move_settled(struct vrss_dev *vd)
+{
+	unsigned int b;
+
+	if (vd->all_home)
+		return true;
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (atomic64_read(&vd->buckets[b]) & VRSS_BUCKET_FLAGS)
+			return false;
+	return true;
 }
 
 /* Bucket @b back to the primary if nothing of it is left elsewhere. */

@@ -476,6 +476,7 @@ static void vrss_dev_free(struct net_device *dev)
 
 	/* Down: nothing queues either any more. */
 	cancel_delayed_work_sync(&vd->drain_work);
+	cancel_work_sync(&vd->load_kick);
 	cancel_delayed_work_sync(&vd->load_work);
 	vrss_load_free(vd);
 	vrss_rss_free(vd);

@@ -9,8 +9,17 @@
  * CPU its own; the pure-C policy of include/vrss/policy.h answers how many
  * queues spread the flows.  Spread queues are placed away from the
  * primary CPUs (queue.c), following the lower's interrupt wherever
- * irqbalance or smp_affinity puts it.  The work runs on a CPU that is not primary
- * where there is one, so that it does not measure itself.
+ * irqbalance or smp_affinity puts it.  While spread, a timer runs the
+ * work on a CPU that is not primary where there is one, so that it does
+ * not measure itself.  At width 1 no timer does: the first frame an
+ * interval after the last sample queues the next on its own CPU (paced,
+ * vrss_load_pace()); after a sample that saw no frame the work waits for
+ * one (vrss_load_sleep()), and a paced one whose frames stopped reads as
+ * such (vrss_load_stale()).  A timer on the idle vCPU cost some 10 k
+ * instructions a sample (its wakeup, the kworker, the scheduler's idle
+ * balancing: cost.sh's profiles), as much as 3 % more instructions per
+ * frame at 100 frames a second; the frame's CPU is awake anyway, and is
+ * the one the sample is about.
  *
  * Nothing is sampled while rxhash is off, the device is down, or a drain
  * holds the table at width 1 (netdev.c: rxhash off, a new key).  A new
@@ -293,6 +302,24 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 			     vrss_policy_round(res.load));
 }
 
+static unsigned long vrss_load_interval(const struct vrss_dev *vd)
+{
+	return msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
+}
+
+/*
+ * Under steer_lock: when the next sample is due, in jiffies: an interval
+ * after @start, when this one began (the softirqs a busy CPU runs inside
+ * the work do not push the next one back), but never less than half an
+ * interval from now.
+ */
+static unsigned long vrss_load_next(const struct vrss_dev *vd, unsigned long start)
+{
+	unsigned long ival = vrss_load_interval(vd), spent = jiffies - start;
+
+	return jiffies + (spent < ival / 2 ? ival - spent : ival - ival / 2);
+}
+
 /*
  * Under steer_lock: the next sample, on the least busy CPU the lower does
  * not deliver on and that takes unbound work (not an isolated one), at
@@ -302,21 +329,19 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
  * policy would answer a load 20 times slower than told.  When the lower
  * delivers on every CPU, an unbound worker: pinned to one of them it cost
  * function-call IPIs below the threshold (cost.sh, 2 queue pairs: 841 a
- * window against the NIC's 689).  The interval counts from @start, when
- * the sample began: the softirqs a busy CPU runs inside the work do not
- * push the next one back (but it is never less than half an interval).
+ * window against the NIC's 689).  When: vrss_load_next(@start).
  * Under cpus_read_lock(): a CPU that went down between the choice and the
  * queueing would keep the timer (add_timer_on() does not check), and
  * sampling would stop.
  */
 static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 {
-	unsigned long delay = msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
-	unsigned long spent = jiffies - start;
+	unsigned long delay = vrss_load_next(vd, start) - jiffies;
 	int cpu, best = -1;
 
-	delay = spent < delay / 2 ? delay - spent : delay - delay / 2;
-
+	/* A tick passed since vrss_load_next() read jiffies: no matter. */
+	if ((long)delay < 0)
+		delay = 0;
 	cpus_read_lock();
 	for_each_online_cpu(cpu)
 		if (!cpumask_test_cpu(cpu, vd->primary) &&
@@ -326,8 +351,6 @@ static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 			best = cpu;
 	if (best < 0)
 		best = WORK_CPU_UNBOUND;
-	/* Read by a waking frame (vrss_load_wake()). */
-	WRITE_ONCE(vd->load_cpu, best);
 	queue_delayed_work_on(best, vrss_load_wq(best), &vd->load_work, delay);
 	cpus_read_unlock();
 }
@@ -344,44 +367,96 @@ static bool vrss_load_seen_since(struct vrss_dev *vd)
 }
 
 /*
- * Under steer_lock, after a sample in which the lower delivered nothing,
- * at width 1 with no bucket parked or moving (@settled): nothing to
- * steer, so no sampling either until a frame comes (rx.c wakes the
- * work).  A bucket not yet home (a drained one that waits for its next
- * frame to come back) needs no tick while asleep: with no frame no ring
- * takes one in, so its tail stays where it was, and the ring's head
- * cannot pass it (include/vrss/move.h).  A quiet guest with rxhash on
- * then pays no wakeup every interval (cost.sh counted them: most of
- * what SINGLE cost above rxhash off).  True if the work sleeps.
+ * Under steer_lock, at width 1 with frames coming and no bucket parked
+ * or moving: the next sample when the first frame from jiffies @due on
+ * comes (vrss_load_frame()).  A frame that misses it leaves the wakeup
+ * to the next; with none, there is nothing to sample.  False if a bucket
+ * started parking meanwhile: the work needs its timer, whose tick is
+ * the parked frames' backstop.
  */
-static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settled)
+static bool vrss_load_pace(struct vrss_dev *vd, unsigned long due)
 {
-	if (!cpumask_empty(vd->primary) || width != 1 || vd->width != 1 || !settled)
+	vd->load_paced = true;
+	WRITE_ONCE(vd->load_due, due);
+	/* load_due before PACED: pairs with the frame's smp_rmb(). */
+	atomic_set_release(&vd->load_idle, VRSS_LOAD_PACED);
+	/*
+	 * Paced before the buckets are read; pairs with vrss_park_begin()'s
+	 * barrier: a bucket parking meanwhile sees PACED and wakes the work,
+	 * or is seen here.
+	 */
+	smp_mb();
+	if (vrss_move_settled(vd) ||
+	    atomic_xchg(&vd->load_idle, VRSS_LOAD_AWAKE) == VRSS_LOAD_AWAKE)
+		return true;	/* or its wakeup is queued */
+	vd->load_paced = false;
+	return false;
+}
+
+/*
+ * Under steer_lock: paced, but no frame came for an interval after the
+ * sample was due.  The lower delivered nothing lately: what the sample
+ * shows is out of date, as after vrss_load_sleep().
+ */
+static bool vrss_load_stale(const struct vrss_dev *vd)
+{
+	return vd->load_paced && !vrss_load_ahead(vd->load_due) &&
+	       jiffies - vd->load_due > vrss_load_interval(vd);
+}
+
+/*
+ * Under steer_lock: the load and primary CPUs of the last sample hold
+ * (sysfs): the work runs and saw frames lately.
+ */
+bool vrss_load_fresh(const struct vrss_dev *vd)
+{
+	return vd->load_running && !vrss_load_stale(vd);
+}
+
+/*
+ * Under steer_lock, after a sample at width 1 with no bucket parked or
+ * moving (@settled): no timer.  With frames coming, they pace the work;
+ * when the lower delivered nothing there is nothing to steer, so no
+ * sampling either until a frame comes (rx.c wakes the work).  A bucket
+ * not yet home (a drained one that waits for its next frame to come
+ * back) needs no tick meanwhile: at width 1 no ring takes a frame in, so
+ * its tail stays where it was, and the ring's head cannot pass it
+ * (include/vrss/move.h); one that starts parking wakes the work.  A
+ * quiet guest with rxhash on then pays no wakeup every interval (cost.sh
+ * counted them: most of what SINGLE cost above rxhash off).  True if no
+ * timer is needed.
+ */
+static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settled,
+			    unsigned long start)
+{
+	if (width != 1 || vd->width != 1 || !settled)
 		return false;
+	if (!cpumask_empty(vd->primary))
+		return vrss_load_pace(vd, vrss_load_next(vd, start));
 	/* No frame, no load: sysfs reads 0, and the wake starts over. */
 	vrss_policy_reset(vd->policy, vd->knobs[VRSS_KNOB_THRESHOLD],
 			  vrss_rss_max_width(vd));
 	vd->load_slept = true;
-	atomic_set(&vd->load_idle, 1);
+	atomic_set(&vd->load_idle, VRSS_LOAD_ASLEEP);
 	/*
 	 * Idle before the counters are read again.  A frame has no barrier
 	 * (rx.c): one that both sides miss leaves the wakeup to the next.
 	 */
 	smp_mb();
 	/* A frame since the sample: awake, unless it woke the work itself. */
-	if (vrss_load_seen_since(vd) && atomic_xchg(&vd->load_idle, 0)) {
+	if (vrss_load_seen_since(vd) &&
+	    atomic_xchg(&vd->load_idle, VRSS_LOAD_AWAKE) != VRSS_LOAD_AWAKE) {
 		vd->load_slept = false;
 		return false;
 	}
 	return true;
 }
 
-static void vrss_load_work(struct work_struct *work)
+/* The load work, on its timer or queued by a frame (load_kick). */
+static void vrss_load_run(struct vrss_dev *vd)
 {
-	struct vrss_dev *vd = container_of(to_delayed_work(work),
-					   struct vrss_dev, load_work);
 	struct vrss_policy *p = vd->policy;
-	unsigned long start = jiffies;
+	unsigned long start = jiffies, due;
 	unsigned int width;
 	bool settled;
 	int cpu;
@@ -390,15 +465,37 @@ static void vrss_load_work(struct work_struct *work)
 	if (!vd->load_running)
 		goto out;
 	/*
-	 * Woken by a frame: the CPUs' times since the sleep would read as
-	 * an idle interval; a sample of its own starts them over.
+	 * Paced, and woken before the sample is due (a bucket that started
+	 * parking, a reconfiguration): the tick, not a sample of a few
+	 * milliseconds, which the policy would weigh as a whole interval.
 	 */
+	if (vd->load_paced && vrss_load_ahead(vd->load_due)) {
+		vd->load_paced = false;
+		due = vd->load_due;
+		settled = vrss_move_tick(vd);
+		if (vd->width != 1 || !settled || !vrss_load_pace(vd, due))
+			vrss_load_queue(vd, due - vrss_load_interval(vd));
+		goto out;
+	}
+	/*
+	 * Woken by a frame after an interval or more without one: the CPUs'
+	 * times since would read as an idle interval; a sample of its own
+	 * starts them over (a sleep reset the policy when it began).
+	 */
+	if (vrss_load_stale(vd)) {
+		vrss_policy_reset(p, vd->knobs[VRSS_KNOB_THRESHOLD],
+				  vrss_rss_max_width(vd));
+		vd->load_slept = true;
+	}
+	vd->load_paced = false;
 	if (vd->load_slept) {
 		vd->load_slept = false;
 		for_each_possible_cpu(cpu)
 			vd->samples[cpu].valid = false;
 		vrss_load_sample_all(vd);
-		vrss_load_queue(vd, start);
+		settled = vrss_move_tick(vd);
+		if (!vrss_load_sleep(vd, vd->width, settled, start))
+			vrss_load_queue(vd, start);
 		goto out;
 	}
 	vrss_load_sample_all(vd);
@@ -421,10 +518,21 @@ static void vrss_load_work(struct work_struct *work)
 		vrss_load_apply(vd, width);
 	/* The buckets' loads are counted while rebalancing can use them. */
 	WRITE_ONCE(vd->count_buckets, vd->width > 1 && vd->knobs[VRSS_KNOB_REBALANCE]);
-	if (!vrss_load_sleep(vd, width, settled))
+	if (!vrss_load_sleep(vd, width, settled, start))
 		vrss_load_queue(vd, start);
 out:
 	mutex_unlock(&vd->steer_lock);
+}
+
+static void vrss_load_work(struct work_struct *work)
+{
+	vrss_load_run(container_of(to_delayed_work(work), struct vrss_dev,
+				   load_work));
+}
+
+static void vrss_load_kick(struct work_struct *work)
+{
+	vrss_load_run(container_of(work, struct vrss_dev, load_kick));
 }
 
 /*
@@ -499,12 +607,19 @@ void vrss_load_stop(struct vrss_dev *vd)
 
 	mutex_lock(&vd->steer_lock);
 	vd->load_running = false;
-	slept = vd->load_slept;
+	slept = vd->load_slept || vd->load_paced;
 	vd->load_slept = false;
-	atomic_set(&vd->load_idle, 0);
+	vd->load_paced = false;
+	atomic_set(&vd->load_idle, VRSS_LOAD_AWAKE);
 	mutex_unlock(&vd->steer_lock);
+	/*
+	 * Asleep or paced: a frame may be queueing the kick.  At width 1
+	 * under traffic that is every stop (rxhash off, a drain's start):
+	 * an expedited grace period under RTNL.
+	 */
 	if (slept)
 		synchronize_net();
+	cancel_work_sync(&vd->load_kick);
 	cancel_delayed_work_sync(&vd->load_work);
 }
 
@@ -519,11 +634,15 @@ int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 	vd->knobs[knob] = val;
 	/*
 	 * The next sample at the new interval, unless the work sleeps: a
-	 * frame's wakeup, already queued, would be pushed back.
+	 * frame's wakeup, already queued, would be pushed back.  Paced and
+	 * not yet due: due an interval from now (once due, it stays).
 	 */
 	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running && !vd->load_slept &&
 	    cancel_delayed_work(&vd->load_work))
 		vrss_load_queue(vd, jiffies);
+	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_paced &&
+	    vrss_load_ahead(vd->load_due))
+		WRITE_ONCE(vd->load_due, jiffies + vrss_load_interval(vd));
 	/*
 	 * Rebalancing off: back to the user's table (in order, as any move);
 	 * on allocation failure the rebalanced one stays until the next.
@@ -556,6 +675,7 @@ int vrss_load_init(struct vrss_dev *vd)
 	for (i = 0; i < VRSS_KNOBS; i++)
 		vd->knobs[i] = READ_ONCE(vrss_params[i].val);
 	INIT_DELAYED_WORK(&vd->load_work, vrss_load_work);
+	INIT_WORK(&vd->load_kick, vrss_load_kick);
 	return 0;
 }
 

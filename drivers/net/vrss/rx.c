@@ -38,12 +38,12 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	if (!smp_load_acquire(&vd->hashing) || unlikely(skb->pkt_type == PACKET_OTHERHOST))
 		return vrss_rx_inline(pc, skb);
 	/*
-	 * The load work runs only with hashing on, and sleeps while no
-	 * frame comes at width 1: the first one wakes it.  No barrier for
-	 * a frame: one that misses the work's going to sleep leaves the
+	 * The load work runs only with hashing on, and at width 1 it waits
+	 * for a frame to take its next sample (policy.c).  No barrier for
+	 * a frame: one that misses the work's going to wait leaves the
 	 * wakeup to the next.
 	 */
-	vrss_load_wake(vd);
+	vrss_load_frame(vd);
 	if (!vrss_rss_bucket(vd, skb, &b)) {
 		u64_stats_update_begin(&pc->syncp);
 		u64_stats_inc(&pc->nohash);

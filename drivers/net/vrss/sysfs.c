@@ -112,7 +112,7 @@ static ssize_t primary_load_show(struct device *d,
 	unsigned int load = 0;
 
 	mutex_lock(&vd->steer_lock);
-	if (vd->load_running)
+	if (vrss_load_fresh(vd))
 		load = vrss_policy_load(vd->policy, 0);
 	mutex_unlock(&vd->steer_lock);
 	return sysfs_emit(buf, "%u\n", load);
@@ -127,7 +127,7 @@ static ssize_t primary_cpus_show(struct device *d,
 	ssize_t ret;
 
 	mutex_lock(&vd->steer_lock);
-	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(vd->load_running ?
+	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(vrss_load_fresh(vd) ?
 							 vd->primary : cpu_none_mask));
 	mutex_unlock(&vd->steer_lock);
 	return ret;
@@ -178,7 +178,7 @@ static ssize_t queue_load_show(struct device *d, struct device_attribute *attr,
 	mutex_lock(&vd->steer_lock);
 	for (i = 0; i < n; i++)
 		len += sysfs_emit_at(buf, len, "%u%c",
-				     vd->load_running ? vrss_policy_load(vd->policy, i) : 0,
+				     vrss_load_fresh(vd) ? vrss_policy_load(vd->policy, i) : 0,
 				     i + 1 < n ? ' ' : '\n');
 	mutex_unlock(&vd->steer_lock);
 	return len;

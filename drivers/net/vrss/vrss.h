@@ -157,7 +157,8 @@ struct vrss_dev {
 	struct vrss_pcpu __percpu *pcpu;
 	bool hashing;			/* move.c: rxhash on, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
-	atomic_t load_idle;		/* policy.c: the load work sleeps */
+	atomic_t load_idle;		/* policy.c: VRSS_LOAD_* */
+	unsigned long load_due;		/* jiffies: VRSS_LOAD_PACED's next sample */
 	bool all_home;			/* move.c: every bucket on the primary */
 	unsigned int ring_size;
 
@@ -200,16 +201,17 @@ struct vrss_dev {
 	struct delayed_work load_work;
 	bool load_running;		/* rxhash on and the device up */
 	/*
-	 * No frame for an interval at width 1: the work sleeps (load_slept,
-	 * under steer_lock) and the next frame wakes it (load_idle, beside
-	 * hashing, read by every frame: vrss_load_wake()) where it was last
-	 * queued (load_cpu, WORK_CPU_UNBOUND for system_unbound_wq): on
-	 * the same workqueue, a wakeup queues behind the instance that went
-	 * to sleep instead of running beside it, and on the CPU chosen for
-	 * the sample (never the frame's, a delivering one).
+	 * At width 1 no timer samples (policy.c): with frames coming, the
+	 * first one due an interval after the last sample queues the next
+	 * (load_paced); after a sample that saw none, the next frame does
+	 * (load_slept, and the sample then starts over).  Both under
+	 * steer_lock; load_idle, beside hashing, is what every frame reads
+	 * (vrss_load_frame()).  The frame queues load_kick on its own CPU,
+	 * awake anyway: no other vCPU is woken, no IPI is sent.
 	 */
+	struct work_struct load_kick;
 	bool load_slept;
-	int load_cpu;
+	bool load_paced;
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -246,20 +248,51 @@ static inline struct workqueue_struct *vrss_load_wq(int cpu)
 	return cpu == WORK_CPU_UNBOUND ? system_unbound_wq : system_highpri_wq;
 }
 
+/* load_idle: the load work runs on its timer, or waits for a frame. */
+enum {
+	VRSS_LOAD_AWAKE,
+	VRSS_LOAD_ASLEEP,	/* the next frame, or a reconfiguration */
+	VRSS_LOAD_PACED,	/* the next frame from load_due on */
+};
+
 /*
- * A sleeping load work (policy.c) woken, once: by a frame (rx.c) or a
- * reconfiguration.  load_idle is set only while it sleeps.  No timer
- * for a delay of 0, so no hotplug lock: a CPU gone offline since means
- * another one runs the work (queue_work_on()).
+ * A waiting load work (policy.c) woken, once, on this CPU: by a frame
+ * (rx.c), a bucket that starts parking (move.c: the work's tick is the
+ * backstop of parked frames) or a reconfiguration.  load_idle is set
+ * only while it waits.
  */
 static inline void vrss_load_wake(struct vrss_dev *vd)
 {
-	int cpu;
+	if (atomic_read(&vd->load_idle) != VRSS_LOAD_AWAKE &&
+	    atomic_xchg(&vd->load_idle, VRSS_LOAD_AWAKE) != VRSS_LOAD_AWAKE)
+		queue_work(system_highpri_wq, &vd->load_kick);
+}
 
-	if (likely(!atomic_read(&vd->load_idle)) || !atomic_xchg(&vd->load_idle, 0))
+/*
+ * @due is still ahead, by no more than the longest interval.  Unlike
+ * time_before(), which reads a gap of 2^31 jiffies or more (25 days at
+ * HZ 1000 with a 32-bit jiffies) as ahead: a guest whose traffic pauses
+ * for a month still samples on its next frames.
+ */
+static inline bool vrss_load_ahead(unsigned long due)
+{
+	return due - jiffies - 1 < msecs_to_jiffies(VRSS_INTERVAL_MS_MAX);
+}
+
+/* Every hashed frame: while paced, a jiffies compare. */
+static inline void vrss_load_frame(struct vrss_dev *vd)
+{
+	int idle = atomic_read(&vd->load_idle);
+
+	if (idle == VRSS_LOAD_AWAKE)
 		return;
-	cpu = READ_ONCE(vd->load_cpu);
-	queue_delayed_work_on(cpu, vrss_load_wq(cpu), &vd->load_work, 0);
+	if (idle == VRSS_LOAD_PACED) {
+		/* PACED before load_due; pairs with vrss_load_pace(). */
+		smp_rmb();
+		if (vrss_load_ahead(READ_ONCE(vd->load_due)))
+			return;
+	}
+	vrss_load_wake(vd);
 }
 
 /* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
@@ -292,6 +325,7 @@ unsigned int vrss_move_drain(struct vrss_dev *vd);
 void vrss_move_hashing_off(struct vrss_dev *vd);
 void vrss_move_steer_changed(struct vrss_dev *vd);
 bool vrss_move_tick(struct vrss_dev *vd);
+bool vrss_move_settled(struct vrss_dev *vd);
 
 /* queue.c */
 int vrss_queues_init(void);
@@ -332,6 +366,7 @@ void vrss_load_free(struct vrss_dev *vd);
 void vrss_load_start(struct vrss_dev *vd);
 void vrss_load_start_locked(struct vrss_dev *vd);
 void vrss_load_stop(struct vrss_dev *vd);
+bool vrss_load_fresh(const struct vrss_dev *vd);
 void vrss_load_reconfig(struct vrss_dev *vd);
 int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 		       unsigned int val);

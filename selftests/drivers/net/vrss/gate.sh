@@ -29,7 +29,7 @@ for irq in /proc/irq/[0-9]*; do
 	echo $last > "$irq/smp_affinity_list" 2> /dev/null || true
 done
 
-ktap_plan 23
+ktap_plan 24
 
 hog=
 hog2=
@@ -373,6 +373,25 @@ asleep() {
 	[ "$woke" -ge 3 ]
 }
 ktap_check "no traffic: the load work sleeps; a frame wakes it" asleep
+
+# While frames come at width 1, they pace the load work: the first frame
+# an interval after the last sample queues the next on the CPU it came on
+# (awake anyway).  No timer wakes another vCPU every interval: that cost
+# some 10 k instructions a sample (cost.sh's profiles, a frame every
+# 10 ms).  The trace's CPU column says where each sample ran.
+paced() {
+	local n on
+	vrss_trace_on vrss_load_sample || return 1
+	taskset -c "$cpu0" ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" pace $VRSS_IP 1 100 0.01
+	on=$(sed -n 's/^[^[]*\[0*\([0-9][0-9]*\)\] .* vrss_load_sample: .*/\1/p' \
+		$VRSS_TRACING/trace | sort | uniq -c |
+		awk '{ printf "%s%d on CPU %d", s, $1, $2; s = ", " }')
+	n=$(vrss_trace_count vrss_load_sample)
+	vrss_trace_off
+	echo "load samples at width 1, a datagram every 10 ms from CPU $cpu0: $n: ${on:-none}; state $(vrss_sys state)"
+	[ "$n" -ge 4 ] && [ "$on" = "$n on CPU $cpu0" ]
+}
+ktap_check "width 1: the frames pace the load work, on their CPU" paced
 
 always() {
 	vrss_sys_set threshold 0 &&
