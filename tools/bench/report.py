@@ -8,7 +8,7 @@ RUNS/<cpus>/<proto>-<config>-<round>.json and light-<config>-<round>.json
 (vrss-ttcp --json; veth, sender in the guest; proto udp, tcp or fw, the
 receive-bound guest), RUNS/nic<Q>/ the same on a virtio-net NIC of Q queue
 pairs with the sender on the host, RUNS/<cpus>/balance.txt,
-RUNS/toeplitz.json.  Beside a run through vrss0, <name>-vrss.txt (what
+RUNS/toeplitz.json, RUNS/cost.txt (cost.sh's KTAP).  Beside a run through vrss0, <name>-vrss.txt (what
 vrss did) and <name>-flows.txt (the table in effect and the streams
 half-way through; the key in rxfh.txt).  Writes OUT/results.json,
 OUT/results.md and OUT/results.tsv (the chart's data) and prints the
@@ -178,6 +178,52 @@ def insns_run(path):
     v["k"] = [b[2 + 2 * i] - a[2 + 2 * i] for i in range(n)]
     v["u"] = [b[3 + 2 * i] - a[3 + 2 * i] for i in range(n)]
     return v
+
+
+# cost.sh's reports (KTAP info lines, "# # " in the runner's output).
+COST_PATH = re.compile(r"^# # (\w+): more than plain on the frame's path: off (\d+|\?), "
+                       r"single (\d+|\?), gated (\d+|\?) \(1 % of plain's whole path: (\d+)\)")
+COST_LOWERS = {"veth": "veth, 2 vCPUs", "nic": "virtio-net, 2 queue pairs",
+               "nic1": "virtio-net, 1 queue pair"}
+
+
+def cost_section(path, md):
+    """What a frame pays more through vrss than through the lower alone,
+    on its path (cost.sh, the selftest make check runs; the meter's
+    profile call by call), per lower: {lower: {config: instructions,
+    "plain": plain's whole path, "ok": every check passed}}."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return {}
+    res = {}
+    for line in lines:
+        m = COST_PATH.match(line)
+        if m:
+            res[m.group(1)] = {"off": m.group(2), "single": m.group(3), "gated": m.group(4),
+                               "plain": int(m.group(5)) * 100}
+    failed = [line[2:] for line in lines if line.startswith("# not ok ")]
+    if not res:
+        return {}
+    md += ["## What a frame pays more through vrss, on its path", "",
+           "cost.sh (make check's selftest, here with the bench's kernel): one UDP flow, a frame "
+           "every 2 ms, a pinned receiver; each function a frame calls, costed call by call from "
+           "the meter's profile, against the lower alone (SPEC 4: off within 1 %, SINGLE and "
+           "gated within 3 %). Instructions a frame, in brackets the share of plain's whole path:", "",
+           "| lower | off | SINGLE | gated | plain's whole path |", "|---|---|---|---|---|"]
+    for lower, v in res.items():
+        cells = []
+        for c in ("off", "single", "gated"):
+            x = v[c]
+            cells.append("?" if x == "?" else f"{x} ({100 * int(x) / v['plain']:.2f} %)")
+            v[c] = None if x == "?" else int(x)
+        md.append(f"| {COST_LOWERS.get(lower, lower)} | " + " | ".join(cells) + f" | {v['plain']} |")
+    md += ["", "Every check of cost.sh passed." if not failed else
+           "cost.sh FAILED: " + "; ".join(failed), ""]
+    for v in res.values():
+        v["ok"] = not failed
+    return res
 
 
 def insns_section(d, md):
@@ -582,6 +628,9 @@ def main():
         ins = insns_section(d, md)
         if ins:
             results.setdefault("insns", {})[name] = ins
+    cost = cost_section(os.path.join(runs, "cost.txt"), md)
+    if cost:
+        results["cost"] = cost
     for d in sorted(glob.glob(os.path.join(runs, "[0-9]*")), key=lambda p: int(os.path.basename(p))):
         ncpu = int(os.path.basename(d))
         res = {}
