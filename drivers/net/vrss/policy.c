@@ -15,7 +15,7 @@
  * interval after the last sample queues the next on its own CPU (paced,
  * vrss_load_pace()); after a sample that saw no frame the work waits for
  * one (vrss_load_sleep()), and a paced one whose frames stopped reads as
- * such (vrss_load_stale()).  A timer on the idle vCPU cost some 10 k
+ * such (vrss_load_stale_at()).  A timer on the idle vCPU cost some 10 k
  * instructions a sample (its wakeup, the kworker, the scheduler's idle
  * balancing: cost.sh's profiles), as much as 3 % more instructions per
  * frame at 100 frames a second; the frame's CPU is awake anyway, and is
@@ -329,17 +329,18 @@ static unsigned long vrss_load_next(const struct vrss_dev *vd, unsigned long sta
  * policy would answer a load 20 times slower than told.  When the lower
  * delivers on every CPU, an unbound worker: pinned to one of them it cost
  * function-call IPIs below the threshold (cost.sh, 2 queue pairs: 841 a
- * window against the NIC's 689).  When: vrss_load_next(@start).
+ * window against the NIC's 689).  At jiffies @next (vrss_load_queue():
+ * vrss_load_next(@start)).
  * Under cpus_read_lock(): a CPU that went down between the choice and the
  * queueing would keep the timer (add_timer_on() does not check), and
  * sampling would stop.
  */
-static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
+static void vrss_load_queue_at(struct vrss_dev *vd, unsigned long next)
 {
-	unsigned long delay = vrss_load_next(vd, start) - jiffies;
+	unsigned long delay = next - jiffies;
 	int cpu, best = -1;
 
-	/* A tick passed since vrss_load_next() read jiffies: no matter. */
+	/* Due, or a tick passed since @next was reckoned: now. */
 	if ((long)delay < 0)
 		delay = 0;
 	cpus_read_lock();
@@ -353,6 +354,11 @@ static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
 		best = WORK_CPU_UNBOUND;
 	queue_delayed_work_on(best, vrss_load_wq(best), &vd->load_work, delay);
 	cpus_read_unlock();
+}
+
+static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
+{
+	vrss_load_queue_at(vd, vrss_load_next(vd, start));
 }
 
 /* Under steer_lock: a frame came on some CPU since its last sample. */
@@ -377,6 +383,8 @@ static bool vrss_load_seen_since(struct vrss_dev *vd)
 static bool vrss_load_pace(struct vrss_dev *vd, unsigned long due)
 {
 	vd->load_paced = true;
+	/* No frame woke it late yet (vrss_load_frame()). */
+	WRITE_ONCE(vd->load_woke, due);
 	WRITE_ONCE(vd->load_due, due);
 	/* load_due before PACED: pairs with the frame's smp_rmb(). */
 	atomic_set_release(&vd->load_idle, VRSS_LOAD_PACED);
@@ -395,13 +403,14 @@ static bool vrss_load_pace(struct vrss_dev *vd, unsigned long due)
 
 /*
  * Under steer_lock: paced, but no frame came for an interval after the
- * sample was due.  The lower delivered nothing lately: what the sample
- * shows is out of date, as after vrss_load_sleep().
+ * sample was due (@at: now, or when the frame that woke the work came).
+ * The lower delivered nothing lately: what the sample shows is out of
+ * date, as after vrss_load_sleep().
  */
-static bool vrss_load_stale(const struct vrss_dev *vd)
+static bool vrss_load_stale_at(const struct vrss_dev *vd, unsigned long at)
 {
 	return vd->load_paced && !vrss_load_ahead(vd->load_due) &&
-	       jiffies - vd->load_due > vrss_load_interval(vd);
+	       at - vd->load_due > vrss_load_interval(vd);
 }
 
 /*
@@ -410,7 +419,7 @@ static bool vrss_load_stale(const struct vrss_dev *vd)
  */
 bool vrss_load_fresh(const struct vrss_dev *vd)
 {
-	return vd->load_running && !vrss_load_stale(vd);
+	return vd->load_running && !vrss_load_stale_at(vd, jiffies);
 }
 
 /*
@@ -474,15 +483,17 @@ static void vrss_load_run(struct vrss_dev *vd)
 		due = vd->load_due;
 		settled = vrss_move_tick(vd);
 		if (vd->width != 1 || !settled || !vrss_load_pace(vd, due))
-			vrss_load_queue(vd, due - vrss_load_interval(vd));
+			vrss_load_queue_at(vd, due);
 		goto out;
 	}
 	/*
 	 * Woken by a frame after an interval or more without one: the CPUs'
 	 * times since would read as an idle interval; a sample of its own
-	 * starts them over (a sleep reset the policy when it began).
+	 * starts them over (a sleep reset the policy when it began).  When
+	 * the frame came, not when the work runs: on a busy CPU the work
+	 * can start late, and every sample would be a new start.
 	 */
-	if (vrss_load_stale(vd)) {
+	if (vrss_load_stale_at(vd, READ_ONCE(vd->load_woke))) {
 		vrss_policy_reset(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				  vrss_rss_max_width(vd));
 		vd->load_slept = true;

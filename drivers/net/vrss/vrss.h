@@ -159,6 +159,7 @@ struct vrss_dev {
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
 	atomic_t load_idle;		/* policy.c: VRSS_LOAD_* */
 	unsigned long load_due;		/* jiffies: VRSS_LOAD_PACED's next sample */
+	unsigned long load_woke;	/* jiffies: when the frame that woke it came */
 	bool all_home;			/* move.c: every bucket on the primary */
 	unsigned int ring_size;
 
@@ -291,6 +292,8 @@ static inline void vrss_load_frame(struct vrss_dev *vd)
 		smp_rmb();
 		if (vrss_load_ahead(READ_ONCE(vd->load_due)))
 			return;
+		/* Read by the work (vrss_load_stale_at()), after the xchg. */
+		WRITE_ONCE(vd->load_woke, jiffies);
 	}
 	vrss_load_wake(vd);
 }
