@@ -43,6 +43,7 @@ kver=$(tools/scripts/kernels.sh | awk -v s="$series" '$1 == s { print $2 }')
 tools/scripts/build-module.sh "$kver"
 make -s tools
 rm -rf build/bench
+mkdir -p build/bench
 for cpus in ${CPU_COUNTS-2 4}; do
 	echo "bench: veth, $cpus vCPUs, $rounds rounds of ${secs}-s runs"
 	tools/vm/run --kernel "$series" --cpus "$cpus" --timeout $((rounds * 40 * (secs + 5) + 300)) -- \
