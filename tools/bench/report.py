@@ -201,8 +201,9 @@ def cost_section(path, md):
     for line in lines:
         m = COST_PATH.match(line)
         if m:
-            res[m.group(1)] = {"off": m.group(2), "single": m.group(3), "gated": m.group(4),
-                               "plain": int(m.group(5)) * 100}
+            res[m.group(1)] = {c: None if x == "?" else int(x)
+                               for c, x in zip(("off", "single", "gated"), m.group(2, 3, 4))}
+            res[m.group(1)]["plain"] = int(m.group(5)) * 100
     failed = [line[2:] for line in lines if line.startswith("# not ok ")]
     if not res:
         return {}
@@ -213,11 +214,8 @@ def cost_section(path, md):
            "gated within 3 %). Instructions a frame, in brackets the share of plain's whole path:", "",
            "| lower | off | SINGLE | gated | plain's whole path |", "|---|---|---|---|---|"]
     for lower, v in res.items():
-        cells = []
-        for c in ("off", "single", "gated"):
-            x = v[c]
-            cells.append("?" if x == "?" else f"{x} ({100 * int(x) / v['plain']:.2f} %)")
-            v[c] = None if x == "?" else int(x)
+        cells = ["?" if v[c] is None else f"{v[c]} ({100 * v[c] / v['plain']:.2f} %)"
+                 for c in ("off", "single", "gated")]
         md.append(f"| {COST_LOWERS.get(lower, lower)} | " + " | ".join(cells) + f" | {v['plain']} |")
     md += ["", "Every check of cost.sh passed." if not failed else
            "cost.sh FAILED: " + "; ".join(failed), ""]
