@@ -43,6 +43,7 @@ cases_pass=0
 cases_fail=0
 cases_skip=0
 summary=()
+why=()
 t0=$(date +%s)
 
 # KTAP results of a log, at any nesting ("# " per level): the leaves only
@@ -101,6 +102,18 @@ run_suite() {
 
 # suite NAME CMD...: run CMD with its output in the log and on stdout,
 # and count its cases.
+# failure_lines NAME: what a failed suite's log says of the failure, in a
+# few lines for the end of make check's output (CI shows little more):
+# the failed cases, the rig's verdict and the top of a kernel oops.
+failure_lines() {
+	local log=$logs/$1.log
+	echo "=== $1:"
+	grep -E '^(# )*not ok [0-9]+' "$log" | head -n 4
+	grep -E '^vm: ' "$log" | grep -v 'boot to CMD' | head -n 3
+	grep -m 1 -A 14 -E 'Kernel panic|BUG:|WARNING:|Oops|general protection fault|kernel BUG at|UBSAN:' \
+		"$log" | grep -E 'BUG|WARNING|Oops|fault|panic|Comm:|[a-z_0-9.]+\+0x[0-9a-f]+/' | head -n 10
+}
+
 suite() {
 	run_suite "$@"
 	account "$1"
@@ -137,6 +150,7 @@ account() {
 		summary+=("$(printf '%-20s FAIL  %5ss  %s (exit %s; log: build/check/%s.log)' \
 			"$name" "$secs" "$note" "$rc" "$name")")
 		failed_suites=$((failed_suites + 1))
+		why+=("$(failure_lines "$name")")
 	fi
 }
 
@@ -296,4 +310,6 @@ guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost)-')
 want_suites=$((4 * $(wc -l <<< "$kernels") + $(wc -l <<< "$cloud")))
 echo "guest suites: $guest_suites run of $want_suites ($(awk '{ printf "%s%s", s, $1; s = ", " }' <<< "$kernels
 $cloud"))"
+# Last, what each failed suite's log says: CI shows the end of this.
+[ ${#why[@]} = 0 ] || printf '%s\n' "${why[@]}"
 [ "$failed_suites" = 0 ] && [ "$guest_suites" = "$want_suites" ]
