@@ -438,12 +438,13 @@ void vrss_queues_open(struct vrss_dev *vd)
  * The device is no longer running, so the rx_handler no longer enqueues
  * once the RCU readers that saw it running are gone (one grace period for
  * all queues).  Then nothing may kick a queue: first no poll runs (a poll
- * queues the park work and wakes a drain), then no park work (it kicks
- * the queues parked frames go to), then no drain's try (it settles
- * buckets, which kicks their queues); last, the kicks already sent are
- * waited for, whose handler must not run against a queue that is being
- * freed.  Every sender is stopped by then, so its own touches of the
- * queue after the IPI (the count, a fallback's schedule) are over too.
+ * queues the park work), then no park work (it kicks the queues parked
+ * frames go to; a drain's try kicks none: it settles buckets on the
+ * primary and hands their parked frames up itself); last, the kicks
+ * already sent are waited for, whose handler must not run against a
+ * queue that is being freed.  Every sender is stopped by then, so its
+ * own touches of the queue after the IPI (the count, a fallback's
+ * schedule) are over too.
  */
 void vrss_queues_stop(struct vrss_dev *vd)
 {
@@ -458,12 +459,6 @@ void vrss_queues_stop(struct vrss_dev *vd)
 	 * frames received while down are).
 	 */
 	cancel_work_sync(&vd->park_work);
-	/*
-	 * A drain goes on at the next open, which wakes it (its try does not
-	 * queue itself while the device is down): a wake now would be lost.
-	 */
-	cancel_delayed_work_sync(&vd->drain_work);
-	WRITE_ONCE(vd->drain_kicked, false);
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		while (test_bit_acquire(VRSS_QUEUE_KICK_PENDING, &vd->queues[i].state))
 			cond_resched();
