@@ -100,20 +100,22 @@ run_suite() {
 	echo "$rc $(($(date +%s) - start))" > "$logs/$name.status"
 }
 
-# suite NAME CMD...: run CMD with its output in the log and on stdout,
-# and count its cases.
 # failure_lines NAME: what a failed suite's log says of the failure, in a
 # few lines for the end of make check's output (CI shows little more):
-# the failed cases, the rig's verdict and the top of a kernel oops.
+# the failed cases, the rig's verdict, and the top of the oops that
+# tools/vm/run quotes after it (the kernel's trouble, or the console of a
+# guest that never reported).
 failure_lines() {
 	local log=$logs/$1.log
 	echo "=== $1:"
 	grep -E '^(# )*not ok [0-9]+' "$log" | head -n 4
 	grep -E '^vm: ' "$log" | grep -v 'boot to CMD' | head -n 3
-	grep -m 1 -A 14 -E 'Kernel panic|BUG:|WARNING:|Oops|general protection fault|kernel BUG at|UBSAN:' \
-		"$log" | grep -E 'BUG|WARNING|Oops|fault|panic|Comm:|[a-z_0-9.]+\+0x[0-9a-f]+/' | head -n 10
+	awk '/^vm: / && !/boot to CMD/ { quoted = 1 } quoted' "$log" |
+		grep -E 'BUG|WARNING|Oops|fault|panic|Comm:|[a-z_0-9.]+\+0x[0-9a-f]+/' | head -n 10
 }
 
+# suite NAME CMD...: run CMD with its output in the log and on stdout,
+# and count its cases.
 suite() {
 	run_suite "$@"
 	account "$1"
