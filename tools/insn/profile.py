@@ -6,6 +6,8 @@ the guest's /proc/kallsyms.
   profile.py KALLSYMS PROF [--module NAME] [--top N] [--with-waits]
   profile.py KALLSYMS PROF... --frames N [--module NAME] [--with-waits]
                               [--base PROF...]
+  profile.py KALLSYMS --frames N --group NAME PROF... [--group NAME PROF...]
+                      [--versus BASE NAME...] [--module NAME] [--with-waits]
 
 PROF is a window of the meter's profile ($VRSS_INSNS.prof.SEQ, SEQ the
 profiling mark that closed it), KALLSYMS a copy of the guest's
@@ -48,6 +50,10 @@ arrive together share an interrupt and a wakeup, so the functions called
 per interrupt or per wakeup are not on the path), and it still has every
 call a configuration adds to each frame, and each added instruction in a
 function a frame calls.  Needs profiles with EXECS (tools/insn/insn.c).
+
+With --group, several configurations in one run (kallsyms and each window
+read once): a line for each group, its NAME first, and --versus BASE
+NAME... compares each named group with the group BASE, as --base does.
 
 A translation block lies in one function (it ends at the first branch),
 so a block's instructions belong to the symbol at or below its start,
@@ -99,6 +105,7 @@ class Profile:
         self.addrs = [s[0] for s in self.syms]
         self.module = module
         self.with_waits = with_waits
+        self.read = {}
 
     def window(self, path, calls=None):
         """(total, {function: kernel insns}) of the window in PATH;
@@ -130,12 +137,13 @@ class Profile:
         return sum(n for (_, mod), n in funcs.items() if mod == self.module)
 
     def calls(self, paths):
-        """[(insns, calls)] of each window in PATHS, function-keyed."""
-        out = []
+        """[(insns, calls)] of each window in PATHS, function-keyed; each
+        window read once however often it is asked for."""
         for path in paths:
-            c = {}
-            out.append((self.window(path, c)[1], c))
-        return out
+            if path not in self.read:
+                c = {}
+                self.read[path] = (self.window(path, c)[1], c)
+        return [self.read[path] for path in paths]
 
 
 def per_frame(windows, frames):
@@ -200,17 +208,50 @@ def excess(p, windows, base, frames):
     return d, cost, base_cost, min(each), max(each), off_path(windows, base, frames, path, p.module)
 
 
+def typical(p, paths, frames, base):
+    """The line of one configuration's windows PATHS, each of FRAMES
+    frames, against the windows BASE (none: no excess)."""
+    # With a base the calls too, from the same one read of each window.
+    conf = p.calls(paths) if base else [(p.window(path)[1], None) for path in paths]
+    windows = [w[0] for w in conf]
+    names = set().union(*windows)
+    med = {k: statistics.median(w.get(k, 0) for w in windows) for k in names}
+    kernels = [sum(w.values()) for w in windows]
+    f = frames
+    line = (f"kernel {sum(med.values()) / f:.0f} module {p.own(med) / f:.0f}"
+            f" min {min(kernels) / f:.0f} max {max(kernels) / f:.0f}")
+    if base:
+        d, cost, base_cost, lo, hi, off = excess(p, conf, p.calls(base), f)
+        line += (f" excess {d:.0f} path {cost:.0f} base {base_cost:.0f}"
+                 f" emin {lo:.0f} emax {hi:.0f} offpath {off:.0f}")
+    return line
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kallsyms")
-    ap.add_argument("prof", nargs="+")
+    ap.add_argument("prof", nargs="*")
     ap.add_argument("--module", default="vrss")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--frames", type=int, default=0)
     ap.add_argument("--with-waits", action="store_true")
     ap.add_argument("--base", nargs="+", default=[])
+    ap.add_argument("--group", nargs="+", action="append", default=[])
+    ap.add_argument("--versus", nargs="+", default=[])
     a = ap.parse_args()
     p = Profile(a.kallsyms, a.module, a.with_waits)
+    if a.group:
+        groups = {g[0]: g[1:] for g in a.group}
+        if a.prof or a.base or not a.frames or len(groups) != len(a.group):
+            sys.exit("profile.py: --group takes --frames, distinct names and no other windows")
+        if any(len(g) < 2 for g in a.group) or any(n not in groups for n in a.versus):
+            sys.exit("profile.py: a group without windows, or --versus names no group")
+        for name, paths in groups.items():
+            versus = groups[a.versus[0]] if name in a.versus[1:] else []
+            print(name, typical(p, paths, a.frames, versus))
+        return
+    if not a.prof:
+        sys.exit("profile.py: no window")
     if not a.frames:
         if len(a.prof) != 1:
             sys.exit("profile.py: several windows need --frames")
@@ -219,20 +260,7 @@ def main():
         for (name, mod), n in sorted(funcs.items(), key=lambda x: -x[1])[:a.top]:
             print(f"{n} {name}" + (f" [{mod}]" if mod else ""))
         return
-    # With --base the calls too, from the same one read of each window.
-    conf = p.calls(a.prof) if a.base else [(p.window(path)[1], None) for path in a.prof]
-    windows = [w[0] for w in conf]
-    names = set().union(*windows)
-    med = {k: statistics.median(w.get(k, 0) for w in windows) for k in names}
-    kernels = [sum(w.values()) for w in windows]
-    f = a.frames
-    line = (f"kernel {sum(med.values()) / f:.0f} module {p.own(med) / f:.0f}"
-            f" min {min(kernels) / f:.0f} max {max(kernels) / f:.0f}")
-    if a.base:
-        d, cost, base_cost, lo, hi, off = excess(p, conf, p.calls(a.base), f)
-        line += (f" excess {d:.0f} path {cost:.0f} base {base_cost:.0f}"
-                 f" emin {lo:.0f} emax {hi:.0f} offpath {off:.0f}")
-    print(line)
+    print(typical(p, a.prof, a.frames, a.base))
 
 
 if __name__ == "__main__":

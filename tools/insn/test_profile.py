@@ -3,6 +3,8 @@
 """profile.py's --base arithmetic on made-up windows (make unit)."""
 import importlib.util
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -87,6 +89,24 @@ class Excess(unittest.TestCase):
             conf = [self.window({"ip_rcv": (calls, 100)}) for _ in range(3)]
             d, _, _, _, _, _ = prof.excess(p, p.calls(conf), p.calls(base), FRAMES)
             self.assertAlmostEqual(d, want)
+
+    def test_groups(self):
+        """--group gives each configuration the line its own run gives."""
+        base = [self.window({"ip_rcv": (FRAMES, 100)}) for _ in range(3)]
+        conf = [self.window({"ip_rcv": (FRAMES, 100 + r), "vrss_rx": (FRAMES, 20)})
+                for r in range(3)]
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile.py")
+
+        def run(*args):
+            return subprocess.run([sys.executable, script, self.ks, *args, "--frames",
+                                   str(FRAMES)], check=True, capture_output=True,
+                                  text=True).stdout.splitlines()
+        alone = run(*conf, "--base", *base) + run(*base)
+        both = run("--group", "on", *conf, "--group", "plain", *base, "--versus", "plain", "on")
+        self.assertEqual(both, ["on " + alone[0], "plain " + alone[1]])
+        self.assertIn("excess 21 ", both[0])
+        with self.assertRaises(subprocess.CalledProcessError):
+            run("--group", "on", *conf, "--versus", "plain", "on")
 
     def test_no_execs(self):
         path = os.path.join(self.dir.name, "old")

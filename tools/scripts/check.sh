@@ -9,12 +9,18 @@
 # to build/check/.  Nothing is run twice: a failure is a failure.
 #
 # Each veth selftest runs once per kernel: the steering ones with 4 vCPUs
-# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC.  Debian's
-# cloud kernels (6.1's and 6.12's) get one boot each, 2 vCPUs: the NIC's
-# tests (virtio.sh, attach.sh, examples.sh) and the veth selftests that
-# load, stack and tear down vrss0 (make check-full: every one).
-# VRSS_CHECK_FULL=1 (make check-full): the steering tests with 2 and with
-# 4 vCPUs on both kernels, stress.sh and the fuzzer for longer.
+# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC, its
+# full-ring changes shared between the two; cost.sh on veth and the
+# 1-queue NIC, 3 rounds.  Debian's cloud kernels (6.1's and 6.12's) get
+# one boot each, 2 vCPUs: virtio.sh with one full-ring change, and the
+# veth selftests that load and tear down vrss0.
+# VRSS_CHECK_FULL=1 (make check-full) adds: the steering tests with 2 and
+# with 4 vCPUs on both kernels, every full-ring change in every virtio.sh,
+# cost.sh's 2-queue NIC and 5 rounds, every selftest and attach.sh and
+# examples.sh on the cloud kernels, stress.sh and the fuzzer for longer.
+# No test program or full-ring change runs only in check-full: each runs
+# in make check on some boot of every kernel series, and make mutants'
+# mutants die in the shapes make check runs.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -22,15 +28,28 @@ logs=$repo/build/check
 rm -rf "$logs"
 mkdir -p "$logs"
 full=${VRSS_CHECK_FULL:-0}
+all_held="rxhash key fields down"
 if [ "$full" = 1 ]; then
-	fuzz_secs=60 stress_secs=90 stress_rounds=3 cost_rounds=5
+	fuzz_secs=60 stress_secs=90 stress_rounds=3 cost_rounds=5 cost_nic=2
+	held_nic1=$all_held held_nic2=$all_held held_cloud=$all_held
+	cloud_nic_progs="virtio.sh attach.sh examples.sh"
 else
 	# One round of 10 s (and 6 s of vrss0 deleted and recreated): a
 	# round's start and stop under TCG cost more than its churn.
 	fuzz_secs=10 stress_secs=10 stress_rounds=1
-	# cost.sh's figures are medians over rounds: 3 let a spike in two
-	# windows of one configuration through.
-	cost_rounds=5
+	# cost.sh's budgets are on the frame's path, the same to a few
+	# instructions in every window, and on each configuration's least
+	# window: 3 rounds hold them (make mutants' cost.sh runs 3).  On veth
+	# and the 1-queue NIC (the NIC with 2 queue pairs too: check-full).
+	cost_rounds=3 cost_nic=1
+	# virtio.sh's changes with a full ring, about 10 s each: every one
+	# on every kernel, shared between its two boots (check-full: all in
+	# each).  rxhash off while down on the 1-queue NIC, where make
+	# mutants' drain-ends-while-down runs.
+	held_nic1="rxhash down" held_nic2="key fields" held_cloud=rxhash
+	# vrss-attach and the examples are user space, tested on both
+	# generic kernels: the cloud kernels run them in check-full.
+	cloud_nic_progs="virtio.sh"
 fi
 # Debian's kernels reach CMD in about 5 s (12 beside the background
 # suites or on a slow hour's 4 vCPUs), /init in about 3.  A boot that
@@ -83,21 +102,55 @@ expected_skip() {
 	esac
 }
 
+# stamp NAME: stdin to build/check/NAME.log (and to stdout unless
+# $quiet), and to NAME.times the moment each top-level KTAP result came
+# ("SECONDS LINE"), for where_time.
+stamp() {
+	local line
+	: > "$logs/$1.times"
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		[[ $line =~ ^(not\ )?ok\ [0-9]+\  ]] &&
+			printf '%s %s\n' "$EPOCHREALTIME" "$line" >> "$logs/$1.times"
+	done | if [ -n "${quiet:-}" ]; then cat > "$logs/$1.log"; else tee "$logs/$1.log"; fi
+}
+
 # run_suite NAME CMD...: run CMD with its output in build/check/NAME.log
 # (and on stdout unless $quiet), its exit status and seconds in NAME.status.
 run_suite() {
 	local name=$1 start rc
 	shift
 	start=$(date +%s)
-	if [ -n "${quiet:-}" ]; then
-		"$@" > "$logs/$name.log" 2>&1
-		rc=$?
-	else
-		echo "=== $name"
-		"$@" 2>&1 | tee "$logs/$name.log"
-		rc=${PIPESTATUS[0]}
-	fi
+	[ -n "${quiet:-}" ] || echo "=== $name"
+	echo "$EPOCHREALTIME start" > "$logs/$name.start"
+	"$@" 2>&1 | stamp "$name"
+	rc=${PIPESTATUS[0]}
 	echo "$rc $(($(date +%s) - start))" > "$logs/$name.status"
+}
+
+# where_time: the guest boots (tools/vm/run's "boot to CMD" in a suite's
+# log), and the slowest test programs (or cases, where a suite's results
+# are its cases): the seconds from the result before it (or the suite's
+# start, a boot included) to each top-level KTAP result.
+where_time() {
+	local f name
+	echo "=== where the time went (s): the boots, and the 12 slowest tests"
+	for f in "$logs"/*.start; do
+		name=$(basename "$f" .start)
+		awk -v n="$name" '/^vm: .*boot to CMD/ { printf "  boot %-22s %s\n", n, $(NF - 1) }' \
+			"$logs/$name.log"
+	done | sort -k3 -rn | awk '{ s += $3 } NR <= 3 { print }
+		END { printf "  %d boots, %.0f s in all\n", NR, s }'
+	for f in "$logs"/*.start; do
+		name=$(basename "$f" .start)
+		cat "$f" "$logs/$name.times" 2> /dev/null | awk -v n="$name" '
+			NR > 1 {
+				r = substr($0, length($1) + 2)
+				sub(/^(not )?ok [0-9]+ (selftests: )?/, "", r)
+				printf "%7.1f %-22s %s\n", $1 - t, n, r
+			}
+			{ t = $1 }'
+	done | sort -rn | head -n 12
 }
 
 # failure_lines NAME: what a failed suite's log says of the failure, in a
@@ -261,14 +314,14 @@ while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
-		-- $ksft virtio.sh attach.sh examples.sh "${drv[@]}"
+		-- env VRSS_HELD_CHANGES="$held_nic1" $ksft virtio.sh attach.sh examples.sh "${drv[@]}"
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
-		tools/scripts/guest-all.sh $ksft virtio.sh
+		tools/scripts/guest-all.sh env VRSS_HELD_CHANGES="$held_nic2" $ksft virtio.sh
 	# What vrss costs below the threshold, in instructions (the meter
-	# slows the guest: a boot of its own), on veth and on the NIC with 2
-	# queue pairs and with 1; 5 rounds, about 7 minutes.
-	suite "cost-$series" tools/vm/run --kernel "$series" --nic 2 --count-insns --timeout 900 -- \
+	# slows the guest: a boot of its own), on veth and on the NIC (with
+	# 2 queue pairs and with 1 in check-full); 3 rounds, about 2 minutes.
+	suite "cost-$series" tools/vm/run --kernel "$series" --nic $cost_nic --count-insns --timeout 900 -- \
 		env VRSS_COST_ROUNDS=$cost_rounds KSELFTEST_TIMEOUT=800 $ksft cost.sh
 	collect_dkms
 	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
@@ -282,11 +335,12 @@ while read -r series kver; do
 done <<< "$kernels"
 collect_dkms
 # The cloud kernels: the module built for them (make modules-all, and
-# DKMS's builds above), loaded from DKMS's tree, the NIC's tests and the
-# veth selftests (all of them: about 9 minutes a kernel; make check: the
-# ones that load, stack and tear down vrss0, about 3).  The rig shares
-# the host's files over virtio-fs with them (no 9p).
-cloud_progs="load.sh datapath.sh stacked.sh teardown.sh"
+# DKMS's builds above), loaded from DKMS's tree, virtio.sh (the data path
+# on the NIC, steering, order, teardown) and the veth selftests that load
+# and tear down vrss0 (about 2 minutes a kernel; check-full: every veth
+# selftest, attach.sh and examples.sh, about 9).  The rig shares the
+# host's files over virtio-fs with them (no 9p).
+cloud_progs="load.sh teardown.sh"
 [ "$full" = 0 ] || cloud_progs=$all_progs
 while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
@@ -294,7 +348,7 @@ while read -r series kver; do
 		"$series guest: modprobe vrss from DKMS and from make install, vrss0 up, rxhash on" \
 		"$repo/build/dkms/root" "$repo/build/dkms/inst" -- \
 		env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs VRSS_STRESS_ROUNDS=$stress_rounds \
-		$ksft $cloud_progs -- $ksft virtio.sh attach.sh examples.sh
+		$ksft $cloud_progs -- env VRSS_HELD_CHANGES="$held_cloud" $ksft $cloud_nic_progs
 done <<< "$cloud"
 # The Debian package, last: it installs into this machine's /lib/modules
 # (DKMS, from apt) what the guests before must not load, boots a guest of
@@ -312,6 +366,7 @@ guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost)-')
 want_suites=$((4 * $(wc -l <<< "$kernels") + $(wc -l <<< "$cloud")))
 echo "guest suites: $guest_suites run of $want_suites ($(awk '{ printf "%s%s", s, $1; s = ", " }' <<< "$kernels
 $cloud"))"
+where_time
 # Last, what each failed suite's log says: CI shows the end of this.
 [ ${#why[@]} = 0 ] || printf '%s\n' "${why[@]}"
 [ "$failed_suites" = 0 ] && [ "$guest_suites" = "$want_suites" ]

@@ -303,19 +303,20 @@ measure() {
 	done > "$tmp/$l.txt"
 }
 
-# typical LOWER CONFIG: "kernel K module M min KMIN max KMAX", the
-# typical window's instructions; for vrss's configurations followed by
-# "excess D path P base B emin DMIN emax DMAX offpath O", D what a frame
-# costs more than through plain on its path (profile.py --base), per
-# frame; O, reported only, what the kernel ran more off that path.
+# typical LOWER: a line per configuration, "CONFIG kernel K module M min
+# KMIN max KMAX", the typical window's instructions; for vrss's
+# configurations followed by "excess D path P base B emin DMIN emax DMAX
+# offpath O", D what a frame costs more than through plain on its path
+# (profile.py --base), per frame; O, reported only, what the kernel ran
+# more off that path.  One profile.py for them all (a Python start and a
+# read of kallsyms under the meter: seconds).
 typical() {
-	local base=()
-	case $2 in
-	idle|plain) ;;
-	*) base=(--base "$tmp/$1-plain"-*) ;;
-	esac
-	python3 "$VRSS_REPO/tools/insn/profile.py" "$tmp/kallsyms" \
-		"$tmp/$1-$2"-* --frames "$frames" "${base[@]}"
+	local c groups=()
+	for c in "${configs[@]}"; do
+		groups+=(--group "$c" "$tmp/$1-$c"-*)
+	done
+	python3 "$VRSS_REPO/tools/insn/profile.py" "$tmp/kallsyms" "${groups[@]}" \
+		--frames "$frames" --versus plain off single gated
 }
 
 # within NAME VALUE LIMIT-EXPR: a case, VALUE <= LIMIT (integers).
@@ -330,12 +331,15 @@ for l in "${lowers[@]}"; do
 		for i in 1 2 3 4 5 6 7; do ktap_result "$l: measured" 1; done
 		continue
 	fi
-	declare -A k own lo hi ex path exlo exhi offp
+	declare -A k own lo hi ex path exlo exhi offp typ
+	out=$(typical "$l") || ktap_info "$l: profile.py failed: $out"
+	while read -r c line; do
+		typ[$c]=$line
+	done <<< "$out"
 	for c in "${configs[@]}"; do
-		out=$(typical "$l" "$c") &&
-			read -r _ k[$c] _ own[$c] _ lo[$c] _ hi[$c] _ ex[$c] _ path[$c] _ _ _ exlo[$c] _ exhi[$c] \
-				_ offp[$c] <<< "$out" &&
-			[ -n "${hi[$c]}" ] || { ktap_info "$l $c: no profile: $out"; k[$c]=0; own[$c]=0 lo[$c]=0 hi[$c]=0; }
+		read -r _ k[$c] _ own[$c] _ lo[$c] _ hi[$c] _ ex[$c] _ path[$c] _ _ _ exlo[$c] _ exhi[$c] \
+			_ offp[$c] <<< "${typ[$c]:-}"
+		[ -n "${hi[$c]}" ] || { ktap_info "$l $c: no profile"; k[$c]=0; own[$c]=0 lo[$c]=0 hi[$c]=0; }
 		[ "$c" = idle ] && continue
 		# Per frame (profile.py divided), the idle window's instructions
 		# taken away.
@@ -404,6 +408,6 @@ for l in "${lowers[@]}"; do
 	while read -r line; do ktap_info "  $line"; done < "$tmp/$l.txt"
 	ktap_result "$l: no IPI from vrss below the threshold, in its count and in the kernel's" \
 		$((ipis != 0 || vrss_cal > base_cal + frames / 5))
-	unset k own lo hi ex path exlo exhi offp
+	unset k own lo hi ex path exlo exhi offp typ
 done
 ktap_finish
