@@ -103,7 +103,7 @@ check-full:
 	@VRSS_CHECK_FULL=1 $(S)/check.sh
 
 # Mutation testing, not in make check: each mutant of
-# tools/mutants/mutants.txt breaks one SPEC promise in a scratch copy of
+# tools/mutants/mutants.txt breaks one promise of the module's in a scratch copy of
 # the module, built and loaded in a guest that runs the selftests that
 # should catch it; prints which survived.  make mutants MUTANTS="id ...":
 # only those.  The guests use this tree's selftests, ksft tree and tools.

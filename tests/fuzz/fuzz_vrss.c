@@ -211,9 +211,9 @@ static void fuzz_policy(const u8 *data, size_t size)
  * (vrss.rst): then nothing may move.
  *
  * The move properties only bite where something can move.  Threshold and
- * hysteresis drawn independently gave hysteresis >= threshold for about
- * half the byte pairs, where nothing moves and they held whatever the
- * code did.  So the hysteresis is folded below the threshold unless the
+ * hysteresis drawn independently give hysteresis >= threshold for about
+ * half the byte pairs, where nothing moves and they hold whatever the
+ * code does.  So the hysteresis is folded below the threshold unless the
  * high nibble of the width byte is 0xf: one random input in 16 checks that
  * rebalancing stays off, the others can move buckets.
  */

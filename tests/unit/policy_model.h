@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The width rules of SPEC 6, as Documentation/networking/vrss.rst and
+ * The width rules, as Documentation/networking/vrss.rst and
  * include/vrss/policy.h word them, as a model that the unit tests' traces
  * and the fuzzer check vrss_policy_step() against interval by interval.
  * It keeps its own smoothed loads and counts and shares no code with the
- * header, so a test no longer takes the width the code returns as right.
+ * header, so a test does not take the width the code returns as right.
  *
  * Exact where the rules are: threshold 0 is every queue, 100 (or one
  * queue) is one; the width grows by one queue, unless all are in use,

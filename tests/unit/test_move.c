@@ -116,7 +116,7 @@ static long idle_bucket(u32 per_interval, bool refresh)
 static void test_idle_bucket_at_the_wrap(void **state)
 {
 	(void)state;
-	/* Without the refresh (the module before it): stuck at 2^31 frames. */
+	/* Without the refresh: stuck at 2^31 frames. */
 	assert_int_equal(idle_bucket(1u << 20, false), (1L << 11) - 1);
 	/* Refreshed every interval: never, at any rate below 2^31 a interval. */
 	assert_int_equal(idle_bucket(1u << 20, true), -1);

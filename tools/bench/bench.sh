@@ -19,8 +19,8 @@
 # per frame under the light load and per byte under the floods, every
 # configuration, in guests of their own (the meter slows TCG down):
 # INSN_GUESTS names them, nic1 and nic2 (virtio-net, 2 vCPUs) and veth2.
-# Those whole windows spread by 5-15 % between rounds; what a frame pays
-# more through vrss on its own path, SPEC 4's figure, comes from cost.sh
+# Those whole windows spread between rounds; what a frame pays more
+# through vrss on its own path, the budgeted figure, comes from cost.sh
 # (make check's selftest, call by call from the meter's profile) on
 # veth and on the NIC with 2 queue pairs and 1: COST_ROUNDS rounds.
 #

@@ -3,8 +3,8 @@
 #
 # The receive-bound guest of make bench and make demo: a firewall ruleset
 # on input that every received packet walks, so that the receive path, not
-# the receiving application, is what one vCPU cannot keep up with (the
-# book's 10 GbE guest, where softirq processing caps one vCPU).
+# the receiving application, is what one vCPU cannot keep up with (as in
+# a guest on a fast link, where softirq processing caps one vCPU).
 #
 #   firewall.sh RULES    replace table inet vrss_bench with RULES rules
 #   firewall.sh 0        delete it

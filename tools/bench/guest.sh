@@ -17,7 +17,7 @@
 # 8 TCP streams into a guest whose input chain holds a firewall ruleset of
 # VRSS_BENCH_RULES rules (1000; tools/bench/firewall.sh) that every packet
 # walks, so that one vCPU's receive work, not the application, is the
-# limit (with 1000 rules plain's interrupt vCPU spends ~90 % in softirq
+# limit (plain's interrupt vCPU spends nearly all its time in softirq
 # while the other has time to spare).  vrss-ttcp's JSON goes to OUT/; the
 # width changes of gated runs to OUT/*-widths.txt; what vrss did in a run
 # (its IPIs, packets per queue, rebalances) to
@@ -31,19 +31,19 @@
 # --count-insns: every window's instructions, OUT/*-insns.txt, and an
 # idle window a round).
 #
-# Under `tools/vm/run --nic Q` ($VRSS_NIC set) the lower is that virtio-net
-# NIC and the sender is outside the guest, on the host behind its tap
-# (tools/vm/host), as in the book's experiment: TCP only (the host's UDP is
-# capped by QEMU's tap backend, not by the guest), 8 streams, and the light
-# load as the same paced UDP, plus request/response latency at a light
-# rate (sockperf, OUT/latency-*.txt); with one queue pair all six
-# configurations, with two (static multi-queue, what users pick today)
-# plain, off, gated and rps.  With one queue pair also colliding heavy
-# flows (issue 18): 4 TCP streams from the host whose source ports are
-# chosen so that Toeplitz (Microsoft's key) and the default table put all
-# of them on queue 1, through vrss at the default threshold with
-# rebalancing on (collide-rebal) and off (collide-static), and through RPS
-# (collide-rps; RPS hashes them its own way).
+# Under `tools/vm/run --nic Q` ($VRSS_NIC set) the lower is that
+# virtio-net NIC and the sender is outside the guest, on the host behind
+# its tap (tools/vm/host), like the remote sender of a receive benchmark:
+# TCP only (the host's UDP is capped by QEMU's tap backend, not by the
+# guest), 8 streams, and the light load as the same paced UDP, plus
+# request/response latency at a light rate (sockperf, OUT/latency-*.txt);
+# with one queue pair all six configurations, with two (static
+# multi-queue, what users pick today) plain, off, gated and rps.  With one
+# queue pair also colliding heavy flows: 4 TCP streams from the host whose
+# source ports are chosen so that Toeplitz (Microsoft's key) and the
+# default table put all of them on queue 1, through vrss at the default
+# threshold with rebalancing on (collide-rebal) and off (collide-static),
+# and through RPS (collide-rps; RPS hashes them its own way).
 #
 #   guest.sh OUT ROUNDS SECONDS
 set -eu

@@ -210,7 +210,7 @@ def cost_section(path, md):
     md += ["## What a frame pays more through vrss, on its path", "",
            "cost.sh (make check's selftest, here with the bench's kernel): one UDP flow, a frame "
            "every 2 ms, a pinned receiver; each function a frame calls, costed call by call from "
-           "the meter's profile, against the lower alone (SPEC 4: off within 1 %, SINGLE and "
+           "the meter's profile, against the lower alone (budget: off within 1 %, SINGLE and "
            "gated within 3 %). Instructions a frame, in brackets the share of plain's whole path:", "",
            "| lower | off | SINGLE | gated | plain's whole path |", "|---|---|---|---|---|"]
     for lower, v in res.items():

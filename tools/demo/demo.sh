@@ -1,22 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo: the vRSS experiment of the book, in a guest.  Boots Debian's
+# make demo: the vRSS off/on experiment, in a guest.  Boots Debian's
 # 6.12 kernel under QEMU with 2 vCPUs and the NIC a KVM guest has: a
 # virtio-net NIC with one queue pair, whose far end is a tap on the host
 # (tools/vm/run --nic 1).  vrss0 sits on it; vrss-ttcp on the host, like
-# the remote machine of the book's ntttcp run, sends STREAMS TCP streams
+# the remote sender of a receive benchmark, sends STREAMS TCP streams
 # (PROTO=udp: paced UDP, 256-byte datagrams) into the guest, with vRSS
 # off and on, ROUNDS times, alternating which goes first; the medians are
 # printed and build/demo/demo.png drawn (from the run of each whose
 # throughput is the median).
 #
-# The guest is receive-bound, as the book's 10 GbE guest is: a firewall
-# ruleset of RULES rules on input (tools/bench/firewall.sh) that every
-# packet walks makes the receive path, not the receiving application, what
-# one vCPU cannot keep up with.  Without it (RULES=0) a TCG guest's
-# application copy costs as much as the receive path, both vCPUs saturate
-# whatever spreads, and there is nothing for vRSS to win.
+# The guest is receive-bound, like a guest on a fast link whose softirq
+# work caps one vCPU: a firewall ruleset of RULES rules on input
+# (tools/bench/firewall.sh) that every packet walks makes the receive
+# path, not the receiving application, what one vCPU cannot keep up with.
+# Without it (RULES=0) a TCG guest's application copy costs as much as the
+# receive path, both vCPUs saturate whatever spreads, and there is nothing
+# for vRSS to win.
 #
 # Environment: CPUS (2), STREAMS (8), SECONDS_PER_RUN (10), ROUNDS (3),
 # RULES (1000), KERNEL (6.12), PROTO (tcp, or udp), UDP_MBIT (10 per

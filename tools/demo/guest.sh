@@ -38,7 +38,7 @@ vrss_load
 echo "$rules" > "$out/rules.txt"
 if [ "$rules" -gt 0 ]; then
 	"$repo/tools/bench/firewall.sh" "$rules"
-	echo "demo: a receive-bound guest: $rules firewall rules on input, walked by every packet, so that the receive path, not the application, is what one vCPU cannot keep up with (as in the book's 10 GbE guest; RULES=0: none)"
+	echo "demo: a receive-bound guest: $rules firewall rules on input, walked by every packet, so that the receive path, not the application, is what one vCPU cannot keep up with (as in a guest on a fast link, whose softirq caps one vCPU; RULES=0: none)"
 fi
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
 	net.ipv6.conf.$VRSS_NIC.disable_ipv6=1

@@ -35,9 +35,8 @@ emax EMAX", D taken over each window of the configuration alone, and
 "offpath O": what the kernel's functions off the path ran more, in the
 configuration's median window, than in the base's largest, summed, per
 frame (a report: work not paid once a frame, such as the load work's
-timer, and the windows' own spread, which an A/A of 2 windows against 3
-put at up to 660).  The path is the
-functions called the same whole number of times per frame (k, 1 or more)
+timer, and the windows' own spread).  The path is the functions called
+the same whole number of times per frame (k, 1 or more)
 in every window of one of the two configurations: ip_rcv once a frame,
 __netif_receive_skb_core once in the base and twice through vrss0.  Each
 such function costs k times its median instructions per call in each
@@ -62,8 +61,8 @@ and a block that starts at the symbol is a call of that function.
 Spinning on a lock or an owner is left out of the kernel's figures
 (WAITING; --with-waits keeps it): under TCG a vCPU is a host thread, and
 one that holds a lock can lose its host core while another spins for it,
-so the spin's instructions measure the host's scheduling, not work (one
-window of the same configuration spun 0.3 M instructions, the next none).
+so the spin's instructions measure the host's scheduling, not work, and
+differ from one window of the same configuration to the next.
 """
 import argparse
 import bisect

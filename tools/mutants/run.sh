@@ -3,10 +3,10 @@
 #
 # run.sh [--keep] [ID...]: make mutants.  Mutation testing of the
 # selftests: each mutant of tools/mutants/mutants.txt breaks one promise
-# of SPEC.md in the module.  It is applied to a scratch copy of the
-# module's sources (/tmp/vrss-mutant-ID), built for its kernel, and loaded
-# in a guest that runs the selftests that should catch it.  One line per
-# mutant, then a summary:
+# of Documentation/networking/vrss.rst in the module.  It is applied to a
+# scratch copy of the module's sources (/tmp/vrss-mutant-ID), built for
+# its kernel, and loaded in a guest that runs the selftests that should
+# catch it.  One line per mutant, then a summary:
 #
 #   KILLED        the tests failed, or the guest crashed, WARNed or hung
 #   SURVIVED      the tests passed: they do not hold that promise

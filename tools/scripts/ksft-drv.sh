@@ -54,8 +54,8 @@ else
 fi
 export NETIF=vrss0
 # The tests read YNL specs (ethtool.yaml, netdev.yaml) with PyYAML's pure
-# Python loader, seconds each in a TCG guest: pyfast/sitecustomize.py
-# gives them libyaml's (about 15 s less over the three tests).
+# Python loader, slow in a TCG guest: pyfast/sitecustomize.py gives them
+# libyaml's.
 export PYTHONPATH=$repo/tools/scripts/pyfast${PYTHONPATH:+:$PYTHONPATH}
 make -s -C "$repo/build/ksft/tools/testing/selftests" TARGETS=drivers/net \
 	TEST_PROGS="ping.py queues.py stats.py" run_tests 2>&1 | tee "$out"

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The vrss link type and its receive path (SPEC sections 2-5): creation and
-# every refusal, one queue per vCPU, frames delivered up through vrss0 and
-# out through the lower, all frames on the primary queue with rxhash off
-# (inline, on the CPU the lower delivered them, no IPI), spread over the
-# queues by the table with rxhash on, each spread queue processed on a CPU
-# of its own, ethtool -L, counters that add up, teardown.
+# The vrss link type and its receive path: creation and every refusal, one
+# queue per vCPU, frames delivered up through vrss0 and out through the
+# lower, all frames on the primary queue with rxhash off (inline, on the
+# CPU the lower delivered them, no IPI), spread over the queues by the
+# table with rxhash on, each spread queue processed on a CPU of its own,
+# ethtool -L, counters that add up, teardown.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

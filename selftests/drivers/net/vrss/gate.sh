@@ -1,16 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The load gate (SPEC section 6) with real load: rxhash on, threshold 80.
-# The gate samples the CPU the lower delivers on: veth delivers on the
-# sender's CPU, so the senders run on CPU 0, the primary CPU.  Light
-# traffic stays on the primary queue; a CPU hog pinned to CPU 0 while
-# paced traffic keeps arriving there makes vrss spread within a few
-# intervals, and the flows then land on the queues the table in effect
-# names, queue 1 on another CPU; once the hog stops, vrss returns to a
-# single queue.  threshold 100 never spreads, even under the hog;
-# threshold 0 always does.  Without traffic no CPU is primary: a hog
-# alone does not spread.
+# The load gate with real load: rxhash on, threshold 80.  The gate samples
+# the CPU the lower delivers on: veth delivers on the sender's CPU, so the
+# senders run on CPU 0, the primary CPU.  Light traffic stays on the
+# primary queue; a CPU hog pinned to CPU 0 while paced traffic keeps
+# arriving there makes vrss spread within a few intervals, and the flows
+# then land on the queues the table in effect names, queue 1 on another
+# CPU; once the hog stops, vrss returns to a single queue.  threshold 100
+# never spreads, even under the hog; threshold 0 always does.  Without
+# traffic no CPU is primary: a hog alone does not spread.
 #
 # The test itself runs pinned to the last CPU, and so do the guest's
 # device interrupts (the rig's 9p file system: reading Python from it
@@ -269,8 +268,8 @@ ktap_check "... 70 % reads at least 30 points above 20 %" test "$load" -ge $((lo
 pacer_stop
 vrss_sys_set threshold 80
 
-# Progressive width (SPEC 6): as few queues as keep the CPUs in use below
-# the threshold.  The hog on CPU 0 alone: width 2, whose two CPUs average
+# Progressive width: as few queues as keep the CPUs in use below the
+# threshold.  The hog on CPU 0 alone: width 2, whose two CPUs average
 # about 50 %, held for 20 intervals without a change; a second hog on the
 # CPU of queue 1: width 3, held too; both stopped: single.
 # wait_width W MS: until the width is W, for at most MS (polled without
@@ -376,9 +375,9 @@ ktap_check "no traffic: the load work sleeps; a frame wakes it" asleep
 
 # While frames come at width 1, they pace the load work: the first frame
 # an interval after the last sample queues the next on the CPU it came on
-# (awake anyway).  No timer wakes another vCPU every interval: that cost
-# some 10 k instructions a sample (cost.sh's profiles, a frame every
-# 10 ms).  The trace's CPU column says where each sample ran.
+# (awake anyway).  No timer wakes another vCPU every interval, which
+# would add a wakeup's instructions to every sample.  The trace's CPU
+# column says where each sample ran.
 paced() {
 	local n on
 	vrss_trace_on vrss_load_sample || return 1

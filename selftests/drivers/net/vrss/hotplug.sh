@@ -1,10 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# CPU hotplug (SPEC section 3): a queue whose CPU goes offline is processed
-# on another online CPU, nothing is lost, dropped or reordered, and it goes
-# home when its CPU comes back, also with traffic flowing while the CPU
-# goes away.
+# CPU hotplug: a queue whose CPU goes offline is processed on another
+# online CPU, nothing is lost, dropped or reordered, and it goes home when
+# its CPU comes back, also with traffic flowing while the CPU goes away.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

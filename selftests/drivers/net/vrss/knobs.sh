@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The load gate's knobs and status (SPEC section 7): module parameters with
-# range checks, /sys/class/net/vrss0/vrss/ (invalid writes are -EINVAL and
-# change nothing), the extremes threshold=0 and 100, spread/contract
-# counters and tracepoints, and no load sampling at all while rxhash is off
-# or the device is down.  The only traffic is a paced datagram stream while
-# sampling is counted (the load work sleeps without frames); gate.sh drives
-# the gate itself.
+# The load gate's knobs and status: module parameters with range checks,
+# /sys/class/net/vrss0/vrss/ (invalid writes are -EINVAL and change
+# nothing), the extremes threshold=0 and 100, spread/contract counters and
+# tracepoints, and no load sampling at all while rxhash is off or the
+# device is down.  The only traffic is a paced datagram stream while
+# sampling is counted (the load work sleeps without frames); gate.sh
+# drives the gate itself.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

@@ -270,8 +270,8 @@ vrss_queue_delta() {
 	echo "${out% }"
 }
 
-# The ethtool -S readers parse in bash: under TCG every exec costs 60 to
-# 200 ms, and the tests read counters all the time.
+# The ethtool -S readers parse in bash: under TCG every exec is slow, and
+# the tests read counters all the time.
 
 # vrss_stat DEV NAME: one ethtool -S counter.
 vrss_stat() {
@@ -644,8 +644,8 @@ vrss_trace_on() {
 	# With record-cmd on (the default), enabling any event hooks the
 	# scheduler's sched_wakeup and sched_switch tracepoints, and
 	# disabling it unhooks them: text patches of code every vCPU is
-	# running, which QEMU's TCG sometimes gets wrong ("Oops: int3" in
-	# ttwu_do_activate, make bench on 6.12).  The events need no comms.
+	# running, which QEMU's TCG sometimes gets wrong (an int3 oops in the
+	# scheduler).  The events need no comms.
 	echo 0 > $VRSS_TRACING/options/record-cmd
 	for e in "$@"; do
 		echo 1 > "$VRSS_TRACING/events/vrss/$e/enable" || return 1

@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Malformed frames (issue 7): runts, bad IPv4 header and total lengths, a
-# bad checksum, truncated IPv6 headers and extension chains, fragments,
-# VLAN and QinQ tags, non-IP, and frames over the MTU, injected with a
-# packet socket on the lower's far end, with rxhash on.  For each: the
-# lower received every copy, vrss0 delivered every copy (to the primary
-# queue, counted as rx_nohash, when there is no whole IP header to hash),
-# and the stack then dropped or took them as it does for any device,
-# counted in its own counters.  Nothing crashes (the rig fails the run on
-# any oops or WARN).
+# Malformed frames: runts, bad IPv4 header and total lengths, a bad
+# checksum, truncated IPv6 headers and extension chains, fragments, VLAN
+# and QinQ tags, non-IP, and frames over the MTU, injected with a packet
+# socket on the lower's far end, with rxhash on.  For each: the lower
+# received every copy, vrss0 delivered every copy (to the primary queue,
+# counted as rx_nohash, when there is no whole IP header to hash), and the
+# stack then dropped or took them as it does for any device, counted in
+# its own counters.  Nothing crashes (the rig fails the run on any oops or
+# WARN).
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

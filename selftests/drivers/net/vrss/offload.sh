@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Offloads as on macvlan (SPEC section 4, issue: ethtool -k/-K): receive
-# hashing off by default and switchable; scatter-gather, checksum and
-# segmentation offered on transmit (the lower's dev_queue_xmit does in
-# software what it cannot) and switchable; GRO on; the lower's GSO limits
-# inherited.  TCP through vrss0 works with transmit offloads on and off.
+# Offloads as on macvlan (ethtool -k/-K): receive hashing off by default
+# and switchable; scatter-gather, checksum and segmentation offered on
+# transmit (the lower's dev_queue_xmit does in software what it cannot)
+# and switchable; GRO on; the lower's GSO limits inherited.  TCP through
+# vrss0 works with transmit offloads on and off.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# What gets hashed (SPEC section 5): IPv6 4-tuples, VLAN-tagged frames,
-# IP fragments (addresses only, every fragment of a flow on one queue),
-# non-IP and truncated frames (primary queue, counted as rx_nohash); TCP
-# over IPv4 and IPv6, and each of tcp4, tcp6 and udp6 hashed on addresses
-# only (rx-flow-hash sd) without changing the others; no hash at all with
-# rxhash off.  Each IP case is checked against the Toeplitz reference:
-# the queue each flow lands on, and the skb hash a packet socket sees.
+# What gets hashed: IPv6 4-tuples, VLAN-tagged frames, IP fragments
+# (addresses only, every fragment of a flow on one queue), non-IP and
+# truncated frames (primary queue, counted as rx_nohash); TCP over IPv4
+# and IPv6, and each of tcp4, tcp6 and udp6 hashed on addresses only
+# (rx-flow-hash sd) without changing the others; no hash at all with
+# rxhash off.  Each IP case is checked against the Toeplitz reference: the
+# queue each flow lands on, and the skb hash a packet socket sees.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

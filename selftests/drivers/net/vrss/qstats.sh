@@ -1,13 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# 6.12: per-queue statistics over netdev netlink (SPEC section 8).
-# qstats-get per queue equals ethtool -S per queue; the device's qstats
-# (queues in use plus base stats) equal ip -s link's totals, also after
-# ethtool -L leaves a queue out of use; queue-get links every receive
-# queue in use to a NAPI context while vrss0 is up, and none once down.
-# Read with the kernel's YNL library (tools/scripts/ynl.sh puts it in
-# build/ynl/).
+# 6.12: per-queue statistics over netdev netlink.  qstats-get per queue
+# equals ethtool -S per queue; the device's qstats (queues in use plus
+# base stats) equal ip -s link's totals, also after ethtool -L leaves a
+# queue out of use; queue-get links every receive queue in use to a NAPI
+# context while vrss0 is up, and none once down.  Read with the kernel's
+# YNL library (tools/scripts/ynl.sh puts it in build/ynl/).
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Rebalancing (issue 18): three heavy UDP flows whose Toeplitz hashes
-# (from the key and table `ethtool -x` shows) put them all on queue 1 of 4,
-# and one light flow on each other queue.  With the width at 4 the heavy
-# flows saturate queue 1's vCPU while two others idle: within a few
-# intervals the heavy buckets must be on three different queues (and
-# vCPUs), the light ones where they were, the user's table unchanged, with
-# every move counted and traced.  Then `rebalance 0` puts the user's table
-# back in effect under the same traffic.  Every flow carries sequence
-# numbers: none may be reordered, and received + counted drops = sent.
+# Rebalancing (heavy flows that hash luck put on one queue): three heavy
+# UDP flows whose Toeplitz hashes (from the key and table `ethtool -x`
+# shows) put them all on queue 1 of 4, and one light flow on each other
+# queue.  With the width at 4 the heavy flows saturate queue 1's vCPU
+# while two others idle: within a few intervals the heavy buckets must be
+# on three different queues (and vCPUs), the light ones where they were,
+# the user's table unchanged, with every move counted and traced.  Then
+# `rebalance 0` puts the user's table back in effect under the same
+# traffic.  Every flow carries sequence numbers: none may be reordered,
+# and received + counted drops = sent.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root
@@ -132,8 +133,8 @@ ktap_check "... their frames went there, three vCPUs apart" heavy_there
 grep -E ' (vrss_(rebalance|width_change)|tracing_mark_write): ' $VRSS_TRACING/trace |
 	sed -E 's/^.* ([0-9]+\.[0-9]+): /# \1 /'
 # The policy's samples while every vCPU is busy (width 4): a sample that
-# waits behind the receive work stretches the interval (a nice 0 worker:
-# one sample in 2 s instead of 10 a second, and a split in 16-20 s).
+# waits behind the receive work stretches the interval (a nice 0 worker
+# falls many intervals behind, and each split with it).
 rate=$(awk '/ vrss_load_sample: .* width=4 / {
 		t = $0; sub(/: vrss_load_sample:.*/, "", t); sub(/.* /, "", t); t += 0
 		if (!n++) first = t; last = t }

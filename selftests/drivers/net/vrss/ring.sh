@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The spread queues' rings (SPEC section 3): ethtool -g/-G rx, and a full
-# ring drops and counts, never blocks: with 1-slot rings, a table that
-# names only spread queues and senders on every CPU, what the lower
-# received = delivered + counted drops, drops > 0.  The primary has no
-# ring: with rxhash off the same flood into 1-slot rings drops nothing.
+# The spread queues' rings: ethtool -g/-G rx, and a full ring drops and
+# counts, never blocks: with 1-slot rings, a table that names only spread
+# queues and senders on every CPU, what the lower received = delivered +
+# counted drops, drops > 0.  The primary has no ring: with rxhash off the
+# same flood into 1-slot rings drops nothing.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# RSS (SPEC section 5) through stock ethtool: the key and the table
-# (-x/-X), the hashed fields (-n/-N), and traffic landing exactly on the
-# queues an independent Toeplitz implementation predicts from what
-# `ethtool -x` shows.  Every bad input fails and changes nothing.
+# RSS through stock ethtool: the key and the table (-x/-X), the hashed
+# fields (-n/-N), and traffic landing exactly on the queues an independent
+# Toeplitz implementation predicts from what `ethtool -x` shows.  Every
+# bad input fails and changes nothing.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

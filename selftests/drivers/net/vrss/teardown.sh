@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Teardown under traffic (SPEC section 2): deleting the lower, deleting
-# vrss0 and rmmod while UDP floods and a TCP transfer run, with rxhash on
-# so that IPIs are in flight.  Nothing may oops, WARN or hang (the rig
-# fails the run on any of those), and the module's refcount returns to 0.
+# Teardown under traffic: deleting the lower, deleting vrss0 and rmmod
+# while UDP floods and a TCP transfer run, with rxhash on so that IPIs are
+# in flight.  Nothing may oops, WARN or hang (the rig fails the run on any
+# of those), and the module's refcount returns to 0.
 
 source "$(dirname "$0")/lib.sh"
 vrss_require_root

@@ -320,9 +320,9 @@ ktap_check "a hog on the delivering vCPU under host traffic spreads; single once
 # 12000 datagrams, 16 at a time every 4 ms: about 3 s of traffic the
 # guest takes in full, during which the changes land.  No frame is held
 # back for order here: the spread queue's vCPU empties its ring between
-# two of the NIC's frames (bursts of 16 a flow beyond what the guest takes,
-# or a real-time hog on that vCPU, still held none in 400 moves: each
-# frame's kick preempts); held() below makes them wait.
+# two of the NIC's frames (each frame's kick preempts, also with bursts
+# beyond what the guest takes or a real-time hog on that vCPU); held()
+# below makes them wait.
 FLOWS=16
 COUNT=12000
 churn() {
@@ -384,16 +384,13 @@ ktap_check "... and buckets did move during it" test "$(cat "$tmp/moves" 2>/dev/
 # frames are dropped and counted, as the accounting case checks), while
 # the width flips (threshold 0 and 100 in turn every 2 ms, from bash) and
 # the whole table goes to queue 0 and back (ethtool -X weight, as fast as
-# it runs: 3-5 times a run under this load, each moving every bucket).  A
-# bucket that leaves a ring still holding its frames must hold its new
-# frames back until they are gone (rx_held_for_order), and none may
-# overtake.  The width and the table change here; rxhash, key and field
-# changes have their own case below (held_rehash).  Threshold flips alone
-# moved little (the load work seldom
-# runs on vCPUs this busy in softirq: 0 moves in one run, 0 held in two of
-# a dozen).  Measured with both: 66-138 moves, 811-3624 frames held, 0
-# reordered (6.1 and 6.12, their cloud kernels, 1 and 2 queue pairs); a
-# bucket leaving its ring undrained (make mutants) reorders 2252.
+# it runs, each moving every bucket).  A bucket that leaves a ring still
+# holding its frames must hold its new frames back until they are gone
+# (rx_held_for_order), and none may overtake.  The width and the table
+# change here; rxhash, key and field changes have their own case below
+# (held_rehash).  Threshold flips alone move little (the load work seldom
+# runs on vCPUs this busy in softirq), hence both.  A bucket leaving its
+# ring undrained (make mutants) reorders frames here.
 # held_run: one run of it; 0 if nothing was reordered and something moved,
 # with the frames held for order in $run_held.
 held_run() {
@@ -414,9 +411,9 @@ held_run() {
 		n=0
 		while [ ! -e "$tmp/stop" ]; do
 			echo $((n++ % 2 ? 100 : 0)) >&3 || exit 1
-			# 2 ms, without a process (60 ms, one state held
-			# for the policy's 2 and 3 samples, made 10-15
-			# flips in the time under this load, 8-12 moves).
+			# 2 ms, without a process: flips paced to the
+			# policy's samples come too seldom under this
+			# load to move many buckets.
 			read -r -t 0.002 -u 4
 		done
 		echo 80 >&3 || exit 1
@@ -459,11 +456,9 @@ held_run() {
 # Frames must have waited where a vCPU does not deliver (its queue is the
 # one that falls behind); with as many queue pairs as vCPUs each vCPU's
 # own NIC queue paces what it takes, and its ring may never hold a
-# leaving bucket's frames (6.1, 2 queue pairs: 0 held in 320 moves):
-# there only the order is checked.  A second run where the first held
-# none: a run's moves can all land while the rings are empty (6.1-cloud,
-# 1 queue pair: 64 moves, 0 held, once in a dozen runs); every run must
-# keep the order.
+# leaving bucket's frames: there only the order is checked.  A second run
+# where the first held none: a run's moves can all land while the rings
+# are empty; every run must keep the order.
 firewall() {
 	command -v nft > /dev/null || { echo "# no nft (Debian: nftables)"; return 4; }
 	modprobe -q nf_tables || { echo "# no nf_tables in this kernel"; return 4; }
@@ -484,12 +479,11 @@ held() {
 # firewall behind it, so that its ring holds about half a second of
 # frames when the change lands.  Hashing stops (or the new key or fields
 # apply) only once every bucket is home, however long the ring takes to
-# hand up what it holds (SPEC 6); meanwhile the flows' frames park
+# hand up what it holds; meanwhile the flows' frames park
 # (rx_held_for_order), and the drain ends by itself (state off, or, for
 # the key and the fields, spread again: the load work restarts at the
-# end, threshold 0).  When the wait was bounded (100 ms under RTNL, then
-# the buckets went home anyway), each change reordered 1136-1167 frames
-# (6.1, 1 queue pair; 0 with the drain that waits).  And vrss0 down with
+# end, threshold 0).  A bounded wait, after which the buckets go home
+# anyway, would reorder frames at every change.  And vrss0 down with
 # the ring full, rxhash off while down, then up (down): the rings keep
 # their frames while the device is down, so hashing must still be on
 # (state single) until they went up after the open, and off after (a
