@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * In-order bucket moves: the pure parts of the protocol move.c runs (see
- * there, and Documentation/networking/vrss.rst, "Moving a bucket").
+ * there, and Documentation/networking/vrss.rst, "In-order moves").
  * Pure C, shared by the module and the host-side unit tests.
  *
  * A bucket's state is one 64-bit word:

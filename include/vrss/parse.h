@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the RSS hash of a received frame is computed over (SPEC 5), read
+ * What the RSS hash of a received frame is computed over, read
  * from the frame's bytes.  Pure C: shared by the module, the host-side
  * unit tests and the fuzz target, it needs nothing but the fixed-width
  * types and reads nothing outside [pkt, pkt + len).

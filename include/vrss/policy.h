@@ -27,7 +27,7 @@
 
 #include <linux/types.h>
 
-/* Knob ranges and defaults (module parameters and sysfs, SPEC 7). */
+/* Knob ranges and defaults (module parameters and sysfs). */
 #define VRSS_THRESHOLD_DEFAULT		80
 #define VRSS_HYSTERESIS_DEFAULT		20
 #define VRSS_INTERVAL_MS_DEFAULT	100

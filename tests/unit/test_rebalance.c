@@ -115,7 +115,7 @@ static unsigned int sim_step(struct sim *s, struct vrss_rebal_result *res)
 		packets[b] = (s->stalled ? 0 : s->demand[b] * 10) + s->light[b];
 	vrss_rebal_weigh(s->weight, packets);
 	/*
-	 * As policy.c tells it when queue 0's CPU is the primary: its own
+	 * As gate.c tells it when queue 0's CPU is the primary: its own
 	 * part of that CPU's receive work.
 	 */
 	memcpy(load, s->load, sizeof(load));

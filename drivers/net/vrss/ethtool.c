@@ -8,6 +8,8 @@
 #include <linux/rtnetlink.h>
 
 #include "compat.h"
+#include "gate.h"
+#include "hashing.h"
 #include "vrss.h"
 
 static void vrss_get_drvinfo(struct net_device *dev,
@@ -79,7 +81,7 @@ static int vrss_set_channels(struct net_device *dev,
 	if (netif_running(dev))
 		vrss_queues_link_napi(vd, true);
 	vrss_rss_channels_changed(vd);
-	vrss_load_reconfig(vd);
+	vrss_gate_reconfig(vd);
 	return 0;
 }
 
@@ -114,8 +116,7 @@ static int vrss_rxfh_set(struct net_device *dev, const u32 *indir,
 			 struct netlink_ext_ack *extack)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
-	bool rehash;
-	int err;
+	struct vrss_hashing_change change = { indir, key, -1 };
 
 	if (hfunc != ETH_RSS_HASH_NO_CHANGE && hfunc != ETH_RSS_HASH_TOP) {
 		NL_SET_ERR_MSG(extack, "vrss hashes with Toeplitz only");
@@ -128,18 +129,7 @@ static int vrss_rxfh_set(struct net_device *dev, const u32 *indir,
 	if (!indir && !key)
 		return 0;
 	/* A new key re-maps the flows: it hashes once their buckets drained. */
-	rehash = key && memcmp(key, rtnl_dereference(vd->rss)->key, VRSS_RSS_KEY_SIZE);
-	if (rehash) {
-		err = vrss_rxhash_hold(vd);
-		if (err)
-			return err;
-	}
-	err = vrss_rss_update(vd, indir, key);
-	if (rehash)
-		vrss_rxhash_rekey(vd);
-	else if (!err)
-		vrss_load_reconfig(vd);
-	return err;
+	return vrss_hashing_change(vd, &change);
 }
 
 /* The kernel's get/set_rxfh (compat.h: their arguments changed in 6.8). */
@@ -210,8 +200,9 @@ static int vrss_get_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc,
 static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
+	struct vrss_hashing_change change = { NULL, NULL, -1 };
 	unsigned int ports;
-	int flow, err;
+	int flow;
 
 	if (nfc->cmd != ETHTOOL_SRXFH)
 		return -EOPNOTSUPP;
@@ -225,12 +216,8 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 	if (ports == vd->hash_ports)
 		return 0;
 	/* Other fields re-map the flows: they hash once their buckets drained. */
-	err = vrss_rxhash_hold(vd);
-	if (err)
-		return err;
-	err = vrss_rss_set_ports(vd, ports);
-	vrss_rxhash_rekey(vd);
-	return err;
+	change.ports = ports;
+	return vrss_hashing_change(vd, &change);
 }
 
 static void vrss_get_ringparam(struct net_device *dev,

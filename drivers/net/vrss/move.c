@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * In-order moves of buckets between queues (SPEC section 6).
+ * In-order moves of buckets between queues.
  *
  * With receive hashing on, a frame's bucket names its queue through the
  * table in effect.  When that changes, the bucket follows only once no
@@ -43,6 +43,8 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+#include "gate.h"
+#include "hashing.h"
 #include "trace.h"
 #include "vrss.h"
 
@@ -180,7 +182,7 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 			spin_unlock(&park->lock);
 			/* Home before draining is read; pairs with its barrier. */
 			smp_mb();
-			vrss_drain_wake(vd);
+			vrss_hashing_wake(vd);
 			return;
 		}
 		skb_queue_splice_tail_init(park, list);
@@ -305,7 +307,7 @@ static u64 vrss_park_begin(struct vrss_dev *vd, struct vrss_queue *q,
 	/* Pairs with the poll's release: frames up to head are in the stack. */
 	*head = smp_load_acquire(&q->head);
 	/* The load work ticks while a bucket is parked: the backstop. */
-	vrss_load_wake(vd);
+	vrss_gate_wake(vd);
 	return last;
 }
 
@@ -425,14 +427,12 @@ rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 }
 
 /*
- * Under RTNL and steer_lock, the table in effect at width 1: receive
- * hashing goes on, every bucket on the primary.  Frames that went up
- * unhashed need no care: a move off the primary waits a grace period
- * after its claim, which they are inside of or done with.  A frame of the
- * last period, still hashed (maybe with another key), is waited for
- * before the first claim.
+ * Under RTNL and steer_lock, before receive hashing starts (hashing.c),
+ * the table in effect at width 1: every bucket on the primary, none
+ * parked.  A frame of the last period, still hashed (maybe with another
+ * key), is waited for before the first claim.
  */
-void vrss_move_hashing_on(struct vrss_dev *vd)
+void vrss_move_reset(struct vrss_dev *vd)
 {
 	unsigned int b;
 
@@ -441,8 +441,6 @@ void vrss_move_hashing_on(struct vrss_dev *vd)
 		atomic64_set(&vd->buckets[b], 0);
 	}
 	vd->claim_sync = true;
-	/* The states before the flag; pairs with vrss_rx(). */
-	smp_store_release(&vd->hashing, true);
 }
 
 /*
@@ -631,7 +629,7 @@ bool vrss_move_tick(struct vrss_dev *vd)
 	/*
 	 * Softirqs off once, not in each lock: every spin_unlock_bh() ran
 	 * this CPU's pending softirqs inside the sample, which under load
-	 * stretched it (300 ms seen).
+	 * stretched it far past an interval.
 	 */
 	local_bh_disable();
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
@@ -690,7 +688,7 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 
 /*
  * Under steer_lock, the table in effect at width 1 and the load work
- * stopped (netdev.c's drain): every bucket whose old ring has handed the
+ * stopped (hashing.c's drain): every bucket whose old ring has handed the
  * stack what it held of it comes home, its parked frames first.  None
  * leaves the primary meanwhile (only a claim takes one off it).  The
  * rings only drain (the buckets' new frames park), so the wait is for
@@ -703,15 +701,4 @@ unsigned int vrss_move_drain(struct vrss_dev *vd)
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		left += !vrss_bucket_drain(vd, b);
 	return left;
-}
-
-/*
- * Under steer_lock, every bucket home (vrss_move_drain() returned 0):
- * receive hashing stops.  A frame still on the hashing path finds its
- * bucket home and goes up inline, as it would unhashed; none leaves the
- * primary, as claims wait for hashing (vrss_move_steer_changed()).
- */
-void vrss_move_hashing_off(struct vrss_dev *vd)
-{
-	WRITE_ONCE(vd->hashing, false);
 }

@@ -16,6 +16,8 @@
 #include <net/rtnetlink.h>
 
 #include "compat.h"
+#include "gate.h"
+#include "hashing.h"
 #include "vrss.h"
 
 static struct rtnl_link_ops vrss_link_ops;
@@ -123,13 +125,7 @@ static int vrss_open(struct net_device *dev)
 		return err;
 	vrss_queues_open(vd);
 	vrss_queues_link_napi(vd, true);
-	mutex_lock(&vd->steer_lock);
-	vd->up = true;
-	mutex_unlock(&vd->steer_lock);
-	/* A drain waits for the rings, which run again. */
-	vrss_drain_wake(vd);
-	if (dev->features & NETIF_F_RXHASH)
-		vrss_load_start(vd);
+	vrss_hashing_open(vd);
 	netif_stacked_transfer_operstate(vd->lower, dev);
 	return 0;
 }
@@ -138,194 +134,13 @@ static int vrss_stop(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
-	mutex_lock(&vd->steer_lock);
-	vd->up = false;
-	mutex_unlock(&vd->steer_lock);
-	vrss_load_stop(vd);
+	vrss_hashing_stop(vd);
 	vrss_queues_link_napi(vd, false);
 	vrss_queues_stop(vd);
 	dev_uc_unsync(vd->lower, dev);
 	dev_mc_unsync(vd->lower, dev);
 	vrss_lower_rx_flags(vd, dev->flags, -1);
 	return 0;
-}
-
-/*
- * Receive hashing stops (rxhash off), or a new key or new hash fields
- * apply, only once every bucket is back on the primary: a flow whose
- * frames wait on a spread ring must not overtake them inline, or from
- * another bucket.  So the table in effect goes to width 1 at once (the
- * load work stopped), and the rings are left to hand up what they hold,
- * as long as that takes: hashing goes on meanwhile, the buckets' new
- * frames park (move.c), and ethtool returns.  Each time a ring's poll
- * publishes its position or parked frames went up, the drain tries again
- * (vrss_drain_wake()); the last bucket home ends it.  rxhash on meanwhile
- * only cancels the stop; the load work starts again at the end.  While
- * RTNL sets a drain up (staging: the load work stopped, the table
- * shrinking), an earlier drain does not end, nor the load work start.
- * While the device is down the rings do not run: the drain waits for
- * the next open.
- */
-
-/* A drain woken by nothing for this long tries again anyway. */
-#define VRSS_DRAIN_BACKSTOP	(HZ / 10)
-
-/* Under steer_lock: one try; true once every bucket is home. */
-static bool vrss_drain_step(struct vrss_dev *vd)
-{
-	lockdep_assert_held(&vd->steer_lock);
-	if (!vd->draining)
-		return true;
-	if (vd->staging)
-		return false;
-	/*
-	 * Draining, and drain_kicked cleared, before the heads are read;
-	 * pairs with the barrier of the polls and of vrss_park_up().
-	 */
-	smp_mb();
-	if (vrss_move_drain(vd))
-		return false;
-	WRITE_ONCE(vd->draining, false);
-	vrss_rss_rehash(vd);
-	if (vd->drain_off)
-		vrss_move_hashing_off(vd);
-	else if (vd->up)
-		vrss_load_start_locked(vd);
-	return true;
-}
-
-static void vrss_drain_work(struct work_struct *work)
-{
-	struct vrss_dev *vd = container_of(to_delayed_work(work),
-					   struct vrss_dev, drain_work);
-
-	/* Wakes from now on queue the next try (vrss_drain_wake()). */
-	WRITE_ONCE(vd->drain_kicked, false);
-	mutex_lock(&vd->steer_lock);
-	if (!vrss_drain_step(vd) && vd->up && !vd->staging)
-		queue_delayed_work(system_highpri_wq, &vd->drain_work,
-				   VRSS_DRAIN_BACKSTOP);
-	mutex_unlock(&vd->steer_lock);
-}
-
-/*
- * Under RTNL: a drain is set up.  No drain ends and the load work does
- * not start until vrss_drain_start(): the load work stops, the table in
- * effect goes to width 1.  An error (the table could not shrink) undoes
- * the staging; the caller restarts the load work.
- */
-static int vrss_drain_stage(struct vrss_dev *vd)
-{
-	int err;
-
-	mutex_lock(&vd->steer_lock);
-	vd->staging = true;
-	mutex_unlock(&vd->steer_lock);
-	vrss_load_stop(vd);
-	err = vrss_rss_single(vd);
-	if (err) {
-		mutex_lock(&vd->steer_lock);
-		vd->staging = false;
-		mutex_unlock(&vd->steer_lock);
-		/* A drain that could not end meanwhile goes on. */
-		vrss_drain_wake(vd);
-	}
-	return err;
-}
-
-/*
- * Under RTNL, staged (vrss_drain_stage()) while frames are hashed: a
- * drain begins (or goes on), to stop hashing (@off) or to apply the
- * user's key and fields.  With nothing hashed there is nothing to wait
- * for; what needs no wait (rings empty, no traffic) ends here, before
- * ethtool returns.
- */
-static void vrss_drain_start(struct vrss_dev *vd, bool off)
-{
-	bool done;
-
-	mutex_lock(&vd->steer_lock);
-	vd->staging = false;
-	if (!vd->hashing) {
-		vrss_rss_rehash(vd);
-		mutex_unlock(&vd->steer_lock);
-		return;
-	}
-	/* Hashing and no drain: rxhash is on, and stays on unless @off. */
-	if (!vd->draining)
-		vd->drain_off = false;
-	vd->drain_off |= off;
-	WRITE_ONCE(vd->draining, true);
-	done = vrss_drain_step(vd);
-	mutex_unlock(&vd->steer_lock);
-	if (!done)
-		mod_delayed_work(system_highpri_wq, &vd->drain_work, 0);
-}
-
-/*
- * Under RTNL, before the key or the hashed fields change: while frames
- * are hashed, the table in effect to width 1 and the load work stopped,
- * for the drain that applies the change (vrss_rxhash_rekey()).  An error
- * (the table could not shrink) changes nothing.
- */
-int vrss_rxhash_hold(struct vrss_dev *vd)
-{
-	struct net_device *dev = vd->dev;
-	int err;
-
-	/*
-	 * Hashing starts only under RTNL: if off, it stays off (if on, a
-	 * drain may still stop it meanwhile, which is no harm).
-	 */
-	if (!READ_ONCE(vd->hashing))
-		return 0;
-	err = vrss_drain_stage(vd);
-	if (err && (dev->features & NETIF_F_RXHASH) && netif_running(dev))
-		vrss_load_start(vd);
-	return err;
-}
-
-/*
- * Under RTNL, after vrss_rxhash_hold() and the change (or its failure):
- * the user's key and fields hash from now on, or once every bucket is
- * home.
- */
-void vrss_rxhash_rekey(struct vrss_dev *vd)
-{
-	vrss_drain_start(vd, false);
-}
-
-/* rxhash off: width 1 at once, hashing stops once every bucket is home. */
-static int vrss_rxhash_off(struct vrss_dev *vd)
-{
-	int err;
-
-	err = vrss_drain_stage(vd);
-	if (err) {
-		/* The core keeps the old features on an error: so does vrss. */
-		if (netif_running(vd->dev))
-			vrss_load_start(vd);
-		return err;
-	}
-	vrss_drain_start(vd, true);
-	return 0;
-}
-
-/* rxhash on: hashing starts from width 1, every bucket on the primary. */
-static void vrss_rxhash_on(struct vrss_dev *vd)
-{
-	mutex_lock(&vd->steer_lock);
-	if (vd->draining) {
-		/* Hashing never stopped: the load work starts at the end. */
-		vd->drain_off = false;
-		mutex_unlock(&vd->steer_lock);
-		return;
-	}
-	vrss_rss_rehash(vd);
-	vrss_move_hashing_on(vd);
-	mutex_unlock(&vd->steer_lock);
-	if (netif_running(vd->dev))
-		vrss_load_start(vd);
 }
 
 /* rxhash is the vRSS switch: load sampling runs only while it is on. */
@@ -336,10 +151,7 @@ static int vrss_set_features(struct net_device *dev,
 
 	if (!((dev->features ^ features) & NETIF_F_RXHASH))
 		return 0;
-	if (!(features & NETIF_F_RXHASH))
-		return vrss_rxhash_off(vd);
-	vrss_rxhash_on(vd);
-	return 0;
+	return vrss_hashing_set(vd, features & NETIF_F_RXHASH);
 }
 
 static netdev_tx_t vrss_start_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -474,11 +286,9 @@ static void vrss_dev_free(struct net_device *dev)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
 
-	/* Down: nothing queues either any more. */
-	cancel_delayed_work_sync(&vd->drain_work);
-	cancel_work_sync(&vd->load_kick);
-	cancel_delayed_work_sync(&vd->load_work);
-	vrss_load_free(vd);
+	/* Down: no frame or poll queues their works any more. */
+	vrss_hashing_uninit(vd);
+	vrss_gate_uninit(vd);
 	vrss_rss_free(vd);
 	vrss_move_free(vd);
 	vrss_queues_free(vd);
@@ -604,14 +414,14 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	if (!vd->tx_stats)
 		return -ENOMEM;
 	vrss_move_init(vd);
-	INIT_DELAYED_WORK(&vd->drain_work, vrss_drain_work);
+	vrss_hashing_init(vd);
 	err = vrss_queues_alloc(vd);
 	if (err)
 		goto err_stats;
 	err = vrss_rss_init(vd);
 	if (err)
 		goto err_queues;
-	err = vrss_load_init(vd);
+	err = vrss_gate_init(vd);
 	if (err)
 		goto err_rss;
 
@@ -622,7 +432,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	 */
 	err = register_netdevice(dev);
 	if (err)
-		goto err_load;
+		goto err_gate;
 	dev->priv_destructor = vrss_dev_free;
 	err = netdev_upper_dev_link(lower, dev, extack);
 	if (err)
@@ -638,8 +448,8 @@ err_unlink:
 err_unregister:
 	unregister_netdevice(dev);
 	return err;
-err_load:
-	vrss_load_free(vd);
+err_gate:
+	vrss_gate_uninit(vd);
 err_rss:
 	vrss_rss_free(vd);
 err_queues:

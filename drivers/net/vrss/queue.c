@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 
 #include "compat.h"
+#include "hashing.h"
 #include "vrss.h"
 
 static enum cpuhp_state vrss_cpuhp_state;
@@ -81,23 +82,6 @@ void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
 }
 
 /*
- * A ring's head moved, or parked frames went up: a drain (netdev.c), if
- * one waits for the buckets to come home, tries again now.  Once per
- * try: the polls of a busy ring would otherwise requeue the work (a
- * timer and the pool's lock) for every batch they hand up.  The caller
- * ordered what it changed before this, with a full barrier; the try
- * clears drain_kicked before it reads, with one (vrss_drain_step()): a
- * wake that sees a try still to come is seen by it.
- */
-void vrss_drain_wake(struct vrss_dev *vd)
-{
-	if (likely(!READ_ONCE(vd->draining)) || READ_ONCE(vd->drain_kicked))
-		return;
-	if (!xchg(&vd->drain_kicked, true))
-		mod_delayed_work(system_highpri_wq, &vd->drain_work, 0);
-}
-
-/*
  * Every frame taken off @q's ring so far is in the stack: GRO let go of
  * them, here and now, for the core's flushes do not always (with vrss0's
  * gro_flush_timeout only old ones, none between busy polls, only old ones
@@ -114,12 +98,12 @@ static void vrss_poll_publish(struct vrss_queue *q)
 	/*
 	 * Head before parked_buckets; pairs with vrss_park_begin()'s.  And
 	 * before draining, which a drain sets before it reads the heads
-	 * (vrss_drain_step()).
+	 * (vrss_hashing_step()).
 	 */
 	smp_mb();
 	if (READ_ONCE(q->parked_buckets))
 		queue_work(system_highpri_wq, &q->vd->park_work);
-	vrss_drain_wake(q->vd);
+	vrss_hashing_wake(q->vd);
 }
 
 static int vrss_poll(struct napi_struct *napi, int budget)
@@ -431,7 +415,7 @@ void vrss_queues_open(struct vrss_dev *vd)
 	/* And parked ones, whose rings may have been emptied meanwhile. */
 	queue_work(system_highpri_wq, &vd->park_work);
 	/* A drain waits for them. */
-	vrss_drain_wake(vd);
+	vrss_hashing_wake(vd);
 }
 
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RSS: the Toeplitz hash of a frame's addresses (and ports), the key and the
- * indirection table that turn it into a queue.  The load policy (policy.c)
+ * indirection table that turn it into a queue.  The load gate (gate.c)
  * calls down into this file to change the width or move buckets; what
  * changes the user's table (ethtool.c) tells the policy afterwards.
  *
@@ -10,7 +10,7 @@
  * second table derived from the user's at the width the load policy
  * chose; both are rebuilt under steer_lock.  The hash in effect (the
  * key's lookup table and the hashed fields) is a third block: a new key
- * or new fields wait in hash_next until netdev.c's drain has brought
+ * or new fields wait in hash_next until hashing.c's drain has brought
  * every bucket home (vrss_rss_rehash()).
  */
 #include <linux/etherdevice.h>
@@ -20,6 +20,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
+#include "gate.h"
 #include "vrss.h"
 
 static struct vrss_rss *vrss_rss_alloc(const u32 *indir, const u8 *key)
@@ -54,7 +55,7 @@ static void vrss_rss_hash_pending(struct vrss_dev *vd, struct vrss_hash *hash)
 
 /*
  * Under steer_lock, while no bucket is away from the primary (nothing
- * hashed, or netdev.c's drain brought every one home): the user's key and
+ * hashed, or hashing.c's drain brought every one home): the user's key and
  * fields, if new, in effect.  A frame hashed with the old ones finds its
  * bucket on the primary and goes up inline, unless a claim took the
  * bucket off it meanwhile: so the next claim first waits for a grace
@@ -104,7 +105,7 @@ static int vrss_rss_rebuild(struct vrss_dev *vd)
 	old = rcu_replace_pointer(vd->steer, steer,
 				  lockdep_is_held(&vd->steer_lock));
 	kfree_rcu(old, rcu);
-	/* Whatever was rebalanced is gone: policy.c starts over. */
+	/* Whatever was rebalanced is gone: the gate starts over. */
 	vd->steer_gen++;
 	vrss_move_steer_changed(vd);
 	return 0;
@@ -154,8 +155,8 @@ void vrss_rss_free(struct vrss_dev *vd)
 
 /*
  * Under RTNL: a new table and/or key (NULL keeps the current one).  A new
- * key is the user's at once; it hashes once netdev.c applies it
- * (vrss_rxhash_rekey()).
+ * key is the user's at once; it hashes once hashing.c applies it
+ * (vrss_hashing_change()).
  */
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
 {

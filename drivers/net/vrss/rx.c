@@ -15,6 +15,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+#include "gate.h"
 #include "vrss.h"
 
 /*
@@ -39,11 +40,11 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 		return vrss_rx_inline(pc, skb);
 	/*
 	 * The load work runs only with hashing on, and at width 1 it waits
-	 * for a frame to take its next sample (policy.c).  No barrier for
+	 * for a frame to take its next sample (gate.c).  No barrier for
 	 * a frame: one that misses the work's going to wait leaves the
 	 * wakeup to the next.
 	 */
-	vrss_load_frame(vd);
+	vrss_gate_frame(vd);
 	if (!vrss_rss_bucket(vd, skb, &b)) {
 		u64_stats_update_begin(&pc->syncp);
 		u64_stats_inc(&pc->nohash);

@@ -14,6 +14,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/sysfs.h>
 
+#include "gate.h"
 #include "vrss.h"
 
 static struct vrss_dev *vrss_of(struct device *d)
@@ -46,7 +47,7 @@ static ssize_t vrss_knob_store(struct device *d, struct device_attribute *attr,
 
 	if (kstrtouint(buf, 0, &val))
 		return -EINVAL;
-	err = vrss_load_set_knob(vrss_of(d), vrss_knob_of(attr), val);
+	err = vrss_gate_set_knob(vrss_of(d), vrss_knob_of(attr), val);
 	return err ?: len;
 }
 
@@ -112,7 +113,7 @@ static ssize_t primary_load_show(struct device *d,
 	unsigned int load = 0;
 
 	mutex_lock(&vd->steer_lock);
-	if (vrss_load_fresh(vd))
+	if (vrss_gate_fresh(vd))
 		load = vrss_policy_load(vd->policy, 0);
 	mutex_unlock(&vd->steer_lock);
 	return sysfs_emit(buf, "%u\n", load);
@@ -127,7 +128,7 @@ static ssize_t primary_cpus_show(struct device *d,
 	ssize_t ret;
 
 	mutex_lock(&vd->steer_lock);
-	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(vrss_load_fresh(vd) ?
+	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(vrss_gate_fresh(vd) ?
 							 vd->primary : cpu_none_mask));
 	mutex_unlock(&vd->steer_lock);
 	return ret;
@@ -178,7 +179,7 @@ static ssize_t queue_load_show(struct device *d, struct device_attribute *attr,
 	mutex_lock(&vd->steer_lock);
 	for (i = 0; i < n; i++)
 		len += sysfs_emit_at(buf, len, "%u%c",
-				     vrss_load_fresh(vd) ? vrss_policy_load(vd->policy, i) : 0,
+				     vrss_gate_fresh(vd) ? vrss_policy_load(vd->policy, i) : 0,
 				     i + 1 < n ? ' ' : '\n');
 	mutex_unlock(&vd->steer_lock);
 	return len;
@@ -195,7 +196,7 @@ static ssize_t vrss_bucket_show(struct vrss_dev *vd, char *buf, bool bytes)
 	mutex_lock(&vd->steer_lock);
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		len += sysfs_emit_at(buf, len, "%llu%c",
-				     !vd->load_running ? 0ULL :
+				     !vrss_gate_running(vd) ? 0ULL :
 				     bytes ? bl->bytes[b] : (u64)bl->packets[b],
 				     b + 1 < VRSS_INDIR_SIZE ? ' ' : '\n');
 	mutex_unlock(&vd->steer_lock);

@@ -46,7 +46,7 @@ struct vrss_queue {
 	unsigned long state;
 	struct vrss_dev *vd;
 	unsigned int index;
-	int cpu;		/* where it is processed (policy.c places it) */
+	int cpu;		/* where it is processed (gate.c places it) */
 	int last_cpu;		/* where its poll last ran (ethtool -S) */
 
 	/*
@@ -100,7 +100,7 @@ struct vrss_bucket_load {
 	bool paused;		/* not sampled since width 1 */
 };
 
-/* Load sampling of one CPU (policy.c), as of the last sample. */
+/* Load sampling of one CPU (gate.c), as of the last sample. */
 struct vrss_cpu_sample {
 	u64 idle_us;
 	u64 softirq_us;
@@ -121,7 +121,7 @@ struct vrss_rss {
 /*
  * What maps a frame to its bucket: the key's lookup table and the flow
  * types hashed on their ports.  RCU-replaced whole, and only while no
- * bucket is away from the primary (netdev.c's drain), since a flow whose
+ * bucket is away from the primary (hashing.c's drain), since a flow whose
  * bucket changes could overtake its frames still on a ring.
  */
 struct vrss_hash {
@@ -149,17 +149,67 @@ enum vrss_knob {
 	VRSS_KNOBS,
 };
 
+/*
+ * Receive hashing's lifecycle (hashing.c), under steer_lock.  rxhash
+ * off, a new key or new hash fields wait, at width 1, for every bucket to
+ * come home: the drain.
+ */
+enum vrss_hashing_state {
+	VRSS_HASHING_OFF,	/* nothing hashed */
+	VRSS_HASHING_ON,	/* frames hashed; the gate may run */
+	VRSS_HASHING_DRAIN_ON,	/* draining; then the user's key and fields, gate on */
+	VRSS_HASHING_DRAIN_OFF,	/* draining; then hashing stops */
+};
+
+struct vrss_hashing {
+	enum vrss_hashing_state state;	/* read by the polls too (DRAIN_*) */
+	bool staging;		/* RTNL sets a drain up: none ends, no gate */
+	bool up;		/* open, as the drain sees it */
+	/* A wake queued the drain's next try; the try clears it first. */
+	bool kicked;
+	struct delayed_work work;	/* the drain's tries */
+};
+
+/*
+ * The load gate (gate.c), under steer_lock.  At width 1 no timer
+ * samples: with frames coming, the first one due an interval after the
+ * last sample queues the next (PACED); after a sample that saw none, the
+ * next frame does and the sample starts over (SLEPT).  What a frame does
+ * meanwhile is armed in vrss_dev.gate_arm, beside hashing.
+ */
+enum vrss_gate_state {
+	VRSS_GATE_OFF,		/* not sampling: rxhash off, down, or a drain */
+	VRSS_GATE_TIMED,	/* the next sample on its timer (or queued) */
+	VRSS_GATE_PACED,	/* the next when a frame comes from gate_due on */
+	VRSS_GATE_SLEPT,	/* the next when a frame comes, starting over */
+};
+
+/* gate_arm: what the next hashed frame does for the gate. */
+enum {
+	VRSS_GATE_ARM_NONE,	/* nothing: the work has its timer, or is queued */
+	VRSS_GATE_ARM_ANY,	/* queue the work (SLEPT, or a reconfiguration) */
+	VRSS_GATE_ARM_DUE,	/* queue the work from gate_due on (PACED) */
+};
+
+struct vrss_gate {
+	enum vrss_gate_state state;
+	struct delayed_work work;	/* a sample on its timer */
+	/* A sample a frame queued, on its own CPU: awake anyway, no IPI. */
+	struct work_struct kick;
+};
+
 struct vrss_dev {
 	struct hlist_node cpuhp_node;	/* CPU hotplug: queues move off */
 	struct net_device *dev;
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
 	struct vrss_pcpu __percpu *pcpu;
-	bool hashing;			/* move.c: rxhash on, buckets tracked */
+	bool hashing;			/* hashing.c: frames hashed, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
-	atomic_t load_idle;		/* policy.c: VRSS_LOAD_* */
-	unsigned long load_due;		/* jiffies: VRSS_LOAD_PACED's next sample */
-	unsigned long load_woke;	/* jiffies: when the frame that woke it came */
+	/* The gate's (gate.c) that every hashed frame reads: vrss_gate_frame(). */
+	atomic_t gate_arm;		/* VRSS_GATE_ARM_* */
+	unsigned long gate_due;		/* jiffies: VRSS_GATE_ARM_DUE's next sample */
+	unsigned long gate_woke;	/* jiffies: when the frame that woke it came */
 	bool all_home;			/* move.c: every bucket on the primary */
 	unsigned int ring_size;
 
@@ -183,36 +233,9 @@ struct vrss_dev {
 	/* Per bucket: frames queued behind its delivery (its park lock). */
 	u32 park_behind[VRSS_INDIR_SIZE];
 	struct work_struct park_work;	/* releases them once it drained */
-	/*
-	 * rxhash off, a new key or new fields wait, at width 1, for every
-	 * bucket to come home (netdev.c), woken by the rings' polls and the
-	 * parked frames' delivery; under steer_lock, draining also read
-	 * by the polls.  drain_off: hashing stops at the end.
-	 */
-	bool draining;
-	bool drain_off;
-	bool staging;			/* a drain being set up (RTNL) */
-	bool up;			/* open, as the drain sees it */
 	bool claim_sync;		/* move.c: a grace period before a claim */
-	/* A wake queued the drain's next try; the try clears it first. */
-	bool drain_kicked;
-	struct delayed_work drain_work;
-
-	/* Load-gated steering (policy.c), under steer_lock. */
-	struct delayed_work load_work;
-	bool load_running;		/* rxhash on and the device up */
-	/*
-	 * At width 1 no timer samples (policy.c): with frames coming, the
-	 * first one due an interval after the last sample queues the next
-	 * (load_paced); after a sample that saw none, the next frame does
-	 * (load_slept, and the sample then starts over).  Both under
-	 * steer_lock; load_idle, beside hashing, is what every frame reads
-	 * (vrss_load_frame()).  The frame queues load_kick on its own CPU,
-	 * awake anyway: no other vCPU is woken, no IPI is sent.
-	 */
-	struct work_struct load_kick;
-	bool load_slept;
-	bool load_paced;
+	struct vrss_hashing hs;		/* hashing.c */
+	struct vrss_gate gate;		/* gate.c */
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -240,63 +263,6 @@ struct vrss_dev {
 /* netdev.c */
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
-int vrss_rxhash_hold(struct vrss_dev *vd);
-void vrss_rxhash_rekey(struct vrss_dev *vd);
-
-/* The load work's workqueue for a sample on @cpu (policy.c). */
-static inline struct workqueue_struct *vrss_load_wq(int cpu)
-{
-	return cpu == WORK_CPU_UNBOUND ? system_unbound_wq : system_highpri_wq;
-}
-
-/* load_idle: the load work runs on its timer, or waits for a frame. */
-enum {
-	VRSS_LOAD_AWAKE,
-	VRSS_LOAD_ASLEEP,	/* the next frame, or a reconfiguration */
-	VRSS_LOAD_PACED,	/* the next frame from load_due on */
-};
-
-/*
- * A waiting load work (policy.c) woken, once, on this CPU: by a frame
- * (rx.c), a bucket that starts parking (move.c: the work's tick is the
- * backstop of parked frames) or a reconfiguration.  load_idle is set
- * only while it waits.
- */
-static inline void vrss_load_wake(struct vrss_dev *vd)
-{
-	if (atomic_read(&vd->load_idle) != VRSS_LOAD_AWAKE &&
-	    atomic_xchg(&vd->load_idle, VRSS_LOAD_AWAKE) != VRSS_LOAD_AWAKE)
-		queue_work(system_highpri_wq, &vd->load_kick);
-}
-
-/*
- * @due is still ahead, by no more than the longest interval.  Unlike
- * time_before(), which reads a gap of 2^31 jiffies or more (25 days at
- * HZ 1000 with a 32-bit jiffies) as ahead: a guest whose traffic pauses
- * for a month still samples on its next frames.
- */
-static inline bool vrss_load_ahead(unsigned long due)
-{
-	return due - jiffies - 1 < msecs_to_jiffies(VRSS_INTERVAL_MS_MAX);
-}
-
-/* Every hashed frame: while paced, a jiffies compare. */
-static inline void vrss_load_frame(struct vrss_dev *vd)
-{
-	int idle = atomic_read(&vd->load_idle);
-
-	if (idle == VRSS_LOAD_AWAKE)
-		return;
-	if (idle == VRSS_LOAD_PACED) {
-		/* PACED before load_due; pairs with vrss_load_pace(). */
-		smp_rmb();
-		if (vrss_load_ahead(READ_ONCE(vd->load_due)))
-			return;
-		/* Read by the work (vrss_load_stale_at()), after the xchg. */
-		WRITE_ONCE(vd->load_woke, jiffies);
-	}
-	vrss_load_wake(vd);
-}
 
 /* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
 static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
@@ -323,9 +289,8 @@ void vrss_move_init(struct vrss_dev *vd);
 void vrss_move_free(struct vrss_dev *vd);
 rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 				    struct sk_buff *skb, unsigned int b, u64 last);
-void vrss_move_hashing_on(struct vrss_dev *vd);
+void vrss_move_reset(struct vrss_dev *vd);
 unsigned int vrss_move_drain(struct vrss_dev *vd);
-void vrss_move_hashing_off(struct vrss_dev *vd);
 void vrss_move_steer_changed(struct vrss_dev *vd);
 bool vrss_move_tick(struct vrss_dev *vd);
 bool vrss_move_settled(struct vrss_dev *vd);
@@ -346,7 +311,6 @@ void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
 void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 			   u64 *bytes);
 int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
-void vrss_drain_wake(struct vrss_dev *vd);
 
 /* rss.c */
 int vrss_rss_init(struct vrss_dev *vd);
@@ -362,17 +326,6 @@ int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue);
 int vrss_rss_single(struct vrss_dev *vd);
 bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 		     unsigned int *bucket);
-
-/* policy.c */
-int vrss_load_init(struct vrss_dev *vd);
-void vrss_load_free(struct vrss_dev *vd);
-void vrss_load_start(struct vrss_dev *vd);
-void vrss_load_start_locked(struct vrss_dev *vd);
-void vrss_load_stop(struct vrss_dev *vd);
-bool vrss_load_fresh(const struct vrss_dev *vd);
-void vrss_load_reconfig(struct vrss_dev *vd);
-int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
-		       unsigned int val);
 
 /* sysfs.c */
 extern const struct attribute_group vrss_sysfs_group;

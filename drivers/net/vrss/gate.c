@@ -12,17 +12,18 @@
  * irqbalance or smp_affinity puts it.  While spread, a timer runs the
  * work on a CPU that is not primary where there is one, so that it does
  * not measure itself.  At width 1 no timer does: the first frame an
- * interval after the last sample queues the next on its own CPU (paced,
- * vrss_load_pace()); after a sample that saw no frame the work waits for
- * one (vrss_load_sleep()), and a paced one whose frames stopped reads as
- * such (vrss_load_stale_at()).  A timer on the idle vCPU cost some 10 k
- * instructions a sample (its wakeup, the kworker, the scheduler's idle
- * balancing: cost.sh's profiles), as much as 3 % more instructions per
- * frame at 100 frames a second; the frame's CPU is awake anyway, and is
- * the one the sample is about.
+ * interval after the last sample queues the next on its own CPU (PACED,
+ * vrss_gate_pace()); after a sample that saw no frame the work waits for
+ * one (SLEPT, vrss_gate_sleep()), and a paced one whose frames stopped
+ * reads as such (vrss_gate_stale_at()).  The state (enum vrss_gate_state)
+ * is the work's, under steer_lock; what a frame does meanwhile is armed
+ * in gate_arm (gate.h: vrss_gate_frame()).  A timer would wake an idle
+ * vCPU for every sample (its wakeup, the kworker, the scheduler's idle
+ * balancing), a cost light traffic pays per frame; the frame's CPU is
+ * awake anyway, and is the one the sample is about.
  *
  * Nothing is sampled while rxhash is off, the device is down, or a drain
- * holds the table at width 1 (netdev.c: rxhash off, a new key).  A new
+ * holds the table at width 1 (hashing.c: rxhash off, a new key).  A new
  * width rebuilds the table in effect (rss.c); the buckets then follow in
  * order (move.c).  Knob changes and table changes apply at once, under
  * steer_lock, so that `threshold 0` is plain RSS from the moment it is
@@ -37,7 +38,7 @@
 #include <linux/slab.h>
 #include <linux/tick.h>
 
-#include "vrss.h"
+#include "gate.h"
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -165,7 +166,7 @@ static bool vrss_cpu_sample(struct vrss_cpu_sample *cs, int cpu)
  * instructions an interval) wait and read as 0; the first sample after
  * spans the pause, so it is taken for its sums only.
  */
-static void vrss_load_sample_buckets(struct vrss_dev *vd)
+static void vrss_gate_sample_buckets(struct vrss_dev *vd)
 {
 	struct vrss_bucket_load *bl = vd->bucket_load;
 
@@ -192,7 +193,7 @@ static void vrss_load_sample_buckets(struct vrss_dev *vd)
  * load_raw[i] spread queue i's CPU.  The primary CPUs are kept for
  * sysfs and for placing the spread queues.
  */
-static void vrss_load_sample_all(struct vrss_dev *vd)
+static void vrss_gate_sample_all(struct vrss_dev *vd)
 {
 	struct vrss_load *raw = vd->load_raw;
 	unsigned int i;
@@ -227,7 +228,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 	}
 	if (!cpumask_empty(vd->primary))
 		vrss_queues_place(vd, vd->primary);
-	vrss_load_sample_buckets(vd);
+	vrss_gate_sample_buckets(vd);
 	/* Spread queues: their CPU's sample, just taken (offline: idle). */
 	for (i = 1; i < vd->policy->nr; i++) {
 		cpu = READ_ONCE(vd->queues[i].cpu);
@@ -240,7 +241,7 @@ static void vrss_load_sample_all(struct vrss_dev *vd)
 }
 
 /* Under steer_lock: put the policy's width into effect. */
-static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
+static void vrss_gate_apply(struct vrss_dev *vd, unsigned int width)
 {
 	struct vrss_policy *p = vd->policy;
 	unsigned int old = vd->width, i, sum = 0;
@@ -265,7 +266,7 @@ static void vrss_load_apply(struct vrss_dev *vd, unsigned int width)
  * the primary CPU's receive work that its own buckets bring in
  * (vrss_rebal_primary_net()).
  */
-static void vrss_load_rebalance(struct vrss_dev *vd)
+static void vrss_gate_rebalance(struct vrss_dev *vd)
 {
 	const struct vrss_bucket_load *bl = vd->bucket_load;
 	struct vrss_load *load = vd->rebal_load;
@@ -302,7 +303,13 @@ static void vrss_load_rebalance(struct vrss_dev *vd)
 			     vrss_policy_round(res.load));
 }
 
-static unsigned long vrss_load_interval(const struct vrss_dev *vd)
+/* The work's workqueue for a sample on @cpu. */
+static struct workqueue_struct *vrss_gate_wq(int cpu)
+{
+	return cpu == WORK_CPU_UNBOUND ? system_unbound_wq : system_highpri_wq;
+}
+
+static unsigned long vrss_gate_interval(const struct vrss_dev *vd)
 {
 	return msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
 }
@@ -313,9 +320,9 @@ static unsigned long vrss_load_interval(const struct vrss_dev *vd)
  * the work do not push the next one back), but never less than half an
  * interval from now.
  */
-static unsigned long vrss_load_next(const struct vrss_dev *vd, unsigned long start)
+static unsigned long vrss_gate_next(const struct vrss_dev *vd, unsigned long start)
 {
-	unsigned long ival = vrss_load_interval(vd), spent = jiffies - start;
+	unsigned long ival = vrss_gate_interval(vd), spent = jiffies - start;
 
 	return jiffies + (spent < ival / 2 ? ival - spent : ival - ival / 2);
 }
@@ -325,17 +332,16 @@ static unsigned long vrss_load_next(const struct vrss_dev *vd, unsigned long sta
  * not deliver on and that takes unbound work (not an isolated one), at
  * high priority: once spread, every CPU may be busy with receive work,
  * which would starve a nice 0 worker and stretch a 100 ms interval to
- * seconds (measured under TCG, 4 vCPUs: one sample in 2 s), so that the
- * policy would answer a load 20 times slower than told.  When the lower
- * delivers on every CPU, an unbound worker: pinned to one of them it cost
- * function-call IPIs below the threshold (cost.sh, 2 queue pairs: 841 a
- * window against the NIC's 689).  At jiffies @next (vrss_load_queue():
- * vrss_load_next(@start)).
+ * seconds, so that the policy would answer far slower than interval_ms
+ * says.  When the lower delivers on every CPU, an unbound worker: pinned
+ * to one of them it costs function-call IPIs below the threshold that
+ * the NIC alone does not cause.  At jiffies @next (vrss_gate_queue():
+ * vrss_gate_next(@start)).
  * Under cpus_read_lock(): a CPU that went down between the choice and the
  * queueing would keep the timer (add_timer_on() does not check), and
  * sampling would stop.
  */
-static void vrss_load_queue_at(struct vrss_dev *vd, unsigned long next)
+static void vrss_gate_queue_at(struct vrss_dev *vd, unsigned long next)
 {
 	unsigned long delay = next - jiffies;
 	int cpu, best = -1;
@@ -352,17 +358,17 @@ static void vrss_load_queue_at(struct vrss_dev *vd, unsigned long next)
 			best = cpu;
 	if (best < 0)
 		best = WORK_CPU_UNBOUND;
-	queue_delayed_work_on(best, vrss_load_wq(best), &vd->load_work, delay);
+	queue_delayed_work_on(best, vrss_gate_wq(best), &vd->gate.work, delay);
 	cpus_read_unlock();
 }
 
-static void vrss_load_queue(struct vrss_dev *vd, unsigned long start)
+static void vrss_gate_queue(struct vrss_dev *vd, unsigned long start)
 {
-	vrss_load_queue_at(vd, vrss_load_next(vd, start));
+	vrss_gate_queue_at(vd, vrss_gate_next(vd, start));
 }
 
 /* Under steer_lock: a frame came on some CPU since its last sample. */
-static bool vrss_load_seen_since(struct vrss_dev *vd)
+static bool vrss_gate_seen_since(struct vrss_dev *vd)
 {
 	int cpu;
 
@@ -375,19 +381,19 @@ static bool vrss_load_seen_since(struct vrss_dev *vd)
 /*
  * Under steer_lock, at width 1 with frames coming and no bucket parked
  * or moving: the next sample when the first frame from jiffies @due on
- * comes (vrss_load_frame()).  A frame that misses it leaves the wakeup
+ * comes (vrss_gate_frame()).  A frame that misses it leaves the wakeup
  * to the next; with none, there is nothing to sample.  False if a bucket
  * started parking meanwhile: the work needs its timer, whose tick is
  * the parked frames' backstop.
  */
-static bool vrss_load_pace(struct vrss_dev *vd, unsigned long due)
+static bool vrss_gate_pace(struct vrss_dev *vd, unsigned long due)
 {
-	vd->load_paced = true;
-	/* No frame woke it late yet (vrss_load_frame()). */
-	WRITE_ONCE(vd->load_woke, due);
-	WRITE_ONCE(vd->load_due, due);
-	/* load_due before PACED: pairs with the frame's smp_rmb(). */
-	atomic_set_release(&vd->load_idle, VRSS_LOAD_PACED);
+	vd->gate.state = VRSS_GATE_PACED;
+	/* No frame woke it late yet (vrss_gate_frame()). */
+	WRITE_ONCE(vd->gate_woke, due);
+	WRITE_ONCE(vd->gate_due, due);
+	/* gate_due before ARM_DUE: pairs with the frame's smp_rmb(). */
+	atomic_set_release(&vd->gate_arm, VRSS_GATE_ARM_DUE);
 	/*
 	 * Paced before the buckets are read; pairs with vrss_park_begin()'s
 	 * barrier: a bucket parking meanwhile sees PACED and wakes the work,
@@ -395,9 +401,9 @@ static bool vrss_load_pace(struct vrss_dev *vd, unsigned long due)
 	 */
 	smp_mb();
 	if (vrss_move_settled(vd) ||
-	    atomic_xchg(&vd->load_idle, VRSS_LOAD_AWAKE) == VRSS_LOAD_AWAKE)
+	    atomic_xchg(&vd->gate_arm, VRSS_GATE_ARM_NONE) == VRSS_GATE_ARM_NONE)
 		return true;	/* or its wakeup is queued */
-	vd->load_paced = false;
+	vd->gate.state = VRSS_GATE_TIMED;
 	return false;
 }
 
@@ -405,21 +411,27 @@ static bool vrss_load_pace(struct vrss_dev *vd, unsigned long due)
  * Under steer_lock: paced, but no frame came for an interval after the
  * sample was due (@at: now, or when the frame that woke the work came).
  * The lower delivered nothing lately: what the sample shows is out of
- * date, as after vrss_load_sleep().
+ * date, as after vrss_gate_sleep().
  */
-static bool vrss_load_stale_at(const struct vrss_dev *vd, unsigned long at)
+static bool vrss_gate_stale_at(const struct vrss_dev *vd, unsigned long at)
 {
-	return vd->load_paced && !vrss_load_ahead(vd->load_due) &&
-	       at - vd->load_due > vrss_load_interval(vd);
+	return vd->gate.state == VRSS_GATE_PACED && !vrss_gate_ahead(vd->gate_due) &&
+	       at - vd->gate_due > vrss_gate_interval(vd);
 }
 
 /*
  * Under steer_lock: the load and primary CPUs of the last sample hold
  * (sysfs): the work runs and saw frames lately.
  */
-bool vrss_load_fresh(const struct vrss_dev *vd)
+bool vrss_gate_fresh(const struct vrss_dev *vd)
 {
-	return vd->load_running && !vrss_load_stale_at(vd, jiffies);
+	return vrss_gate_running(vd) && !vrss_gate_stale_at(vd, jiffies);
+}
+
+/* Under steer_lock: sampling (rxhash on, the device up, no drain). */
+bool vrss_gate_running(const struct vrss_dev *vd)
+{
+	return vd->gate.state != VRSS_GATE_OFF;
 }
 
 /*
@@ -435,34 +447,34 @@ bool vrss_load_fresh(const struct vrss_dev *vd)
  * counted them: most of what SINGLE cost above rxhash off).  True if no
  * timer is needed.
  */
-static bool vrss_load_sleep(struct vrss_dev *vd, unsigned int width, bool settled,
+static bool vrss_gate_sleep(struct vrss_dev *vd, unsigned int width, bool settled,
 			    unsigned long start)
 {
 	if (width != 1 || vd->width != 1 || !settled)
 		return false;
 	if (!cpumask_empty(vd->primary))
-		return vrss_load_pace(vd, vrss_load_next(vd, start));
+		return vrss_gate_pace(vd, vrss_gate_next(vd, start));
 	/* No frame, no load: sysfs reads 0, and the wake starts over. */
 	vrss_policy_reset(vd->policy, vd->knobs[VRSS_KNOB_THRESHOLD],
 			  vrss_rss_max_width(vd));
-	vd->load_slept = true;
-	atomic_set(&vd->load_idle, VRSS_LOAD_ASLEEP);
+	vd->gate.state = VRSS_GATE_SLEPT;
+	atomic_set(&vd->gate_arm, VRSS_GATE_ARM_ANY);
 	/*
 	 * Idle before the counters are read again.  A frame has no barrier
 	 * (rx.c): one that both sides miss leaves the wakeup to the next.
 	 */
 	smp_mb();
 	/* A frame since the sample: awake, unless it woke the work itself. */
-	if (vrss_load_seen_since(vd) &&
-	    atomic_xchg(&vd->load_idle, VRSS_LOAD_AWAKE) != VRSS_LOAD_AWAKE) {
-		vd->load_slept = false;
+	if (vrss_gate_seen_since(vd) &&
+	    atomic_xchg(&vd->gate_arm, VRSS_GATE_ARM_NONE) != VRSS_GATE_ARM_NONE) {
+		vd->gate.state = VRSS_GATE_TIMED;
 		return false;
 	}
 	return true;
 }
 
-/* The load work, on its timer or queued by a frame (load_kick). */
-static void vrss_load_run(struct vrss_dev *vd)
+/* The load work, on its timer or queued by a frame (gate.kick). */
+static void vrss_gate_run(struct vrss_dev *vd)
 {
 	struct vrss_policy *p = vd->policy;
 	unsigned long start = jiffies, due;
@@ -471,19 +483,19 @@ static void vrss_load_run(struct vrss_dev *vd)
 	int cpu;
 
 	mutex_lock(&vd->steer_lock);
-	if (!vd->load_running)
+	if (vd->gate.state == VRSS_GATE_OFF)
 		goto out;
 	/*
 	 * Paced, and woken before the sample is due (a bucket that started
 	 * parking, a reconfiguration): the tick, not a sample of a few
 	 * milliseconds, which the policy would weigh as a whole interval.
 	 */
-	if (vd->load_paced && vrss_load_ahead(vd->load_due)) {
-		vd->load_paced = false;
-		due = vd->load_due;
+	if (vd->gate.state == VRSS_GATE_PACED && vrss_gate_ahead(vd->gate_due)) {
+		vd->gate.state = VRSS_GATE_TIMED;
+		due = vd->gate_due;
 		settled = vrss_move_tick(vd);
-		if (vd->width != 1 || !settled || !vrss_load_pace(vd, due))
-			vrss_load_queue_at(vd, due);
+		if (vd->width != 1 || !settled || !vrss_gate_pace(vd, due))
+			vrss_gate_queue_at(vd, due);
 		goto out;
 	}
 	/*
@@ -493,23 +505,24 @@ static void vrss_load_run(struct vrss_dev *vd)
 	 * the frame came, not when the work runs: on a busy CPU the work
 	 * can start late, and every sample would be a new start.
 	 */
-	if (vrss_load_stale_at(vd, READ_ONCE(vd->load_woke))) {
+	if (vrss_gate_stale_at(vd, READ_ONCE(vd->gate_woke))) {
 		vrss_policy_reset(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				  vrss_rss_max_width(vd));
-		vd->load_slept = true;
+		vd->gate.state = VRSS_GATE_SLEPT;
 	}
-	vd->load_paced = false;
-	if (vd->load_slept) {
-		vd->load_slept = false;
+	if (vd->gate.state == VRSS_GATE_SLEPT) {
+		vd->gate.state = VRSS_GATE_TIMED;
 		for_each_possible_cpu(cpu)
 			vd->samples[cpu].valid = false;
-		vrss_load_sample_all(vd);
+		vrss_gate_sample_all(vd);
 		settled = vrss_move_tick(vd);
-		if (!vrss_load_sleep(vd, vd->width, settled, start))
-			vrss_load_queue(vd, start);
+		if (!vrss_gate_sleep(vd, vd->width, settled, start))
+			vrss_gate_queue(vd, start);
 		goto out;
 	}
-	vrss_load_sample_all(vd);
+	/* Due, and a frame woke it: paced no more, for now. */
+	vd->gate.state = VRSS_GATE_TIMED;
+	vrss_gate_sample_all(vd);
 	settled = vrss_move_tick(vd);
 	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
 				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
@@ -524,26 +537,26 @@ static void vrss_load_run(struct vrss_dev *vd)
 	 */
 	if (width == vd->width && width > 1 && vd->knobs[VRSS_KNOB_REBALANCE] &&
 	    (!p->above || width >= vrss_rss_max_width(vd)))
-		vrss_load_rebalance(vd);
+		vrss_gate_rebalance(vd);
 	else
-		vrss_load_apply(vd, width);
+		vrss_gate_apply(vd, width);
 	/* The buckets' loads are counted while rebalancing can use them. */
 	WRITE_ONCE(vd->count_buckets, vd->width > 1 && vd->knobs[VRSS_KNOB_REBALANCE]);
-	if (!vrss_load_sleep(vd, width, settled, start))
-		vrss_load_queue(vd, start);
+	if (!vrss_gate_sleep(vd, width, settled, start))
+		vrss_gate_queue(vd, start);
 out:
 	mutex_unlock(&vd->steer_lock);
 }
 
-static void vrss_load_work(struct work_struct *work)
+static void vrss_gate_work(struct work_struct *work)
 {
-	vrss_load_run(container_of(to_delayed_work(work), struct vrss_dev,
-				   load_work));
+	vrss_gate_run(container_of(to_delayed_work(work), struct vrss_dev,
+				   gate.work));
 }
 
-static void vrss_load_kick(struct work_struct *work)
+static void vrss_gate_kick(struct work_struct *work)
 {
-	vrss_load_run(container_of(work, struct vrss_dev, load_kick));
+	vrss_gate_run(container_of(work, struct vrss_dev, gate.kick));
 }
 
 /*
@@ -551,77 +564,73 @@ static void vrss_load_kick(struct work_struct *work)
  * A sleeping work wakes: a width it did not choose (threshold 0) needs
  * its samples and ticks.
  */
-static void __vrss_load_reconfig(struct vrss_dev *vd)
+static void __vrss_gate_reconfig(struct vrss_dev *vd)
 {
 	lockdep_assert_held(&vd->steer_lock);
-	if (!vd->load_running)
+	if (vd->gate.state == VRSS_GATE_OFF)
 		return;
-	vrss_load_apply(vd, vrss_policy_config(vd->policy,
+	vrss_gate_apply(vd, vrss_policy_config(vd->policy,
 					       vd->knobs[VRSS_KNOB_THRESHOLD],
 					       vrss_rss_max_width(vd)));
-	vrss_load_wake(vd);
+	vrss_gate_wake(vd);
 }
 
 /* Under RTNL: the user's table, key or queue count changed (rss.c). */
-void vrss_load_reconfig(struct vrss_dev *vd)
+void vrss_gate_reconfig(struct vrss_dev *vd)
 {
 	mutex_lock(&vd->steer_lock);
-	__vrss_load_reconfig(vd);
+	__vrss_gate_reconfig(vd);
 	mutex_unlock(&vd->steer_lock);
 }
 
 /*
- * Under steer_lock: rxhash on with the device up, or a drain done with
- * hashing on (netdev.c).  Starts from SINGLE; not while a drain holds the
- * table at width 1 (it starts the work when it is done), nor while one is
- * being set up.
+ * Under steer_lock: hashing on with the device up and no drain holding
+ * the table at width 1 (hashing.c decides).  Starts from SINGLE.
  */
-void vrss_load_start_locked(struct vrss_dev *vd)
+void vrss_gate_start_locked(struct vrss_dev *vd)
 {
 	int cpu;
 
 	lockdep_assert_held(&vd->steer_lock);
-	if (vd->load_running || vd->draining || vd->staging)
+	if (vd->gate.state != VRSS_GATE_OFF)
 		return;
-	vd->load_running = true;
+	vd->gate.state = VRSS_GATE_TIMED;
 	/* A first sample of its own: nothing from before counts. */
 	for_each_possible_cpu(cpu) {
 		vd->samples[cpu].valid = false;
 		vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
 	}
-	vrss_load_sample_all(vd);
+	vrss_gate_sample_all(vd);
 	/* Nor the buckets' weights: the loads start over too. */
 	memset(vd->bucket_load->weight, 0, sizeof(vd->bucket_load->weight));
-	vrss_load_apply(vd, vrss_policy_reset(vd->policy,
+	vrss_gate_apply(vd, vrss_policy_reset(vd->policy,
 					      vd->knobs[VRSS_KNOB_THRESHOLD],
 					      vrss_rss_max_width(vd)));
-	vrss_load_queue(vd, jiffies);
+	vrss_gate_queue(vd, jiffies);
 }
 
-/* Under RTNL: rxhash on with the device up. */
-void vrss_load_start(struct vrss_dev *vd)
+/* Under RTNL: vrss_gate_start_locked(). */
+void vrss_gate_start(struct vrss_dev *vd)
 {
 	mutex_lock(&vd->steer_lock);
-	vrss_load_start_locked(vd);
+	vrss_gate_start_locked(vd);
 	mutex_unlock(&vd->steer_lock);
 }
 
 /*
- * Under RTNL: rxhash off, a change that drains (netdev.c), or the device
+ * Under RTNL: rxhash off, a change that drains (hashing.c), or the device
  * down.  No work is left behind: a frame that found the work asleep may
  * still be queueing it, so a sleep ends with every such frame's RCU read
  * side before the cancel.
  */
-void vrss_load_stop(struct vrss_dev *vd)
+void vrss_gate_stop(struct vrss_dev *vd)
 {
 	bool slept;
 
 	mutex_lock(&vd->steer_lock);
-	vd->load_running = false;
-	slept = vd->load_slept || vd->load_paced;
-	vd->load_slept = false;
-	vd->load_paced = false;
-	atomic_set(&vd->load_idle, VRSS_LOAD_AWAKE);
+	slept = vd->gate.state == VRSS_GATE_SLEPT || vd->gate.state == VRSS_GATE_PACED;
+	vd->gate.state = VRSS_GATE_OFF;
+	atomic_set(&vd->gate_arm, VRSS_GATE_ARM_NONE);
 	mutex_unlock(&vd->steer_lock);
 	/*
 	 * Asleep or paced: a frame may be queueing the kick.  At width 1
@@ -630,12 +639,12 @@ void vrss_load_stop(struct vrss_dev *vd)
 	 */
 	if (slept)
 		synchronize_net();
-	cancel_work_sync(&vd->load_kick);
-	cancel_delayed_work_sync(&vd->load_work);
+	cancel_work_sync(&vd->gate.kick);
+	cancel_delayed_work_sync(&vd->gate.work);
 }
 
 /* A knob written through sysfs: -EINVAL out of range, else in effect now. */
-int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
+int vrss_gate_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 		       unsigned int val)
 {
 	if (!vrss_param_valid(&vrss_params[knob], val))
@@ -648,50 +657,24 @@ int vrss_load_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 	 * frame's wakeup, already queued, would be pushed back.  Paced and
 	 * not yet due: due an interval from now (once due, it stays).
 	 */
-	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_running && !vd->load_slept &&
-	    cancel_delayed_work(&vd->load_work))
-		vrss_load_queue(vd, jiffies);
-	if (knob == VRSS_KNOB_INTERVAL_MS && vd->load_paced &&
-	    vrss_load_ahead(vd->load_due))
-		WRITE_ONCE(vd->load_due, jiffies + vrss_load_interval(vd));
+	if (knob == VRSS_KNOB_INTERVAL_MS && vd->gate.state != VRSS_GATE_OFF &&
+	    vd->gate.state != VRSS_GATE_SLEPT && cancel_delayed_work(&vd->gate.work))
+		vrss_gate_queue(vd, jiffies);
+	if (knob == VRSS_KNOB_INTERVAL_MS && vd->gate.state == VRSS_GATE_PACED &&
+	    vrss_gate_ahead(vd->gate_due))
+		WRITE_ONCE(vd->gate_due, jiffies + vrss_gate_interval(vd));
 	/*
 	 * Rebalancing off: back to the user's table (in order, as any move);
 	 * on allocation failure the rebalanced one stays until the next.
 	 */
 	if (knob == VRSS_KNOB_REBALANCE && !val)
 		vrss_rss_set_width(vd, vd->width);
-	__vrss_load_reconfig(vd);
+	__vrss_gate_reconfig(vd);
 	mutex_unlock(&vd->steer_lock);
 	return 0;
 }
 
-int vrss_load_init(struct vrss_dev *vd)
-{
-	unsigned int nr = vd->dev->num_rx_queues, i;
-
-	vd->policy = kzalloc(struct_size(vd->policy, load, nr), GFP_KERNEL);
-	vd->load_raw = kcalloc(nr, sizeof(*vd->load_raw), GFP_KERNEL);
-	vd->samples = kcalloc(nr_cpu_ids, sizeof(*vd->samples), GFP_KERNEL);
-	vd->bucket_load = kzalloc(sizeof(*vd->bucket_load), GFP_KERNEL);
-	vd->rebal_load = kcalloc(nr, sizeof(*vd->rebal_load), GFP_KERNEL);
-	if (!vd->policy || !vd->load_raw || !vd->samples || !vd->bucket_load ||
-	    !vd->rebal_load ||
-	    !zalloc_cpumask_var(&vd->primary, GFP_KERNEL)) {
-		vrss_load_free(vd);
-		return -ENOMEM;
-	}
-	vd->primary_cpu = -1;
-	vd->policy->nr = nr;
-	vd->policy->width = 1;
-	for (i = 0; i < VRSS_KNOBS; i++)
-		vd->knobs[i] = READ_ONCE(vrss_params[i].val);
-	INIT_DELAYED_WORK(&vd->load_work, vrss_load_work);
-	INIT_WORK(&vd->load_kick, vrss_load_kick);
-	return 0;
-}
-
-/* After vrss_load_stop() (the device went down before it is freed). */
-void vrss_load_free(struct vrss_dev *vd)
+static void vrss_gate_free(struct vrss_dev *vd)
 {
 	free_cpumask_var(vd->primary);
 	kfree(vd->rebal_load);
@@ -704,4 +687,43 @@ void vrss_load_free(struct vrss_dev *vd)
 	vd->load_raw = NULL;
 	kfree(vd->policy);
 	vd->policy = NULL;
+}
+
+/* Off (VRSS_GATE_OFF, a zeroed device's), with the default knobs. */
+int vrss_gate_init(struct vrss_dev *vd)
+{
+	unsigned int nr = vd->dev->num_rx_queues, i;
+
+	vd->gate.state = VRSS_GATE_OFF;
+	atomic_set(&vd->gate_arm, VRSS_GATE_ARM_NONE);
+	INIT_DELAYED_WORK(&vd->gate.work, vrss_gate_work);
+	INIT_WORK(&vd->gate.kick, vrss_gate_kick);
+	vd->policy = kzalloc(struct_size(vd->policy, load, nr), GFP_KERNEL);
+	vd->load_raw = kcalloc(nr, sizeof(*vd->load_raw), GFP_KERNEL);
+	vd->samples = kcalloc(nr_cpu_ids, sizeof(*vd->samples), GFP_KERNEL);
+	vd->bucket_load = kzalloc(sizeof(*vd->bucket_load), GFP_KERNEL);
+	vd->rebal_load = kcalloc(nr, sizeof(*vd->rebal_load), GFP_KERNEL);
+	if (!vd->policy || !vd->load_raw || !vd->samples || !vd->bucket_load ||
+	    !vd->rebal_load ||
+	    !zalloc_cpumask_var(&vd->primary, GFP_KERNEL)) {
+		vrss_gate_free(vd);
+		return -ENOMEM;
+	}
+	vd->primary_cpu = -1;
+	vd->policy->nr = nr;
+	vd->policy->width = 1;
+	for (i = 0; i < VRSS_KNOBS; i++)
+		vd->knobs[i] = READ_ONCE(vrss_params[i].val);
+	return 0;
+}
+
+/*
+ * The device is down (vrss_gate_stop() ran) and nothing queues the work
+ * any more (a frame's kick, a parking bucket's wake, a knob).
+ */
+void vrss_gate_uninit(struct vrss_dev *vd)
+{
+	cancel_work_sync(&vd->gate.kick);
+	cancel_delayed_work_sync(&vd->gate.work);
+	vrss_gate_free(vd);
 }
