@@ -609,14 +609,6 @@ void vrss_gate_start_locked(struct vrss_dev *vd)
 	vrss_gate_queue(vd, jiffies);
 }
 
-/* Under RTNL: vrss_gate_start_locked(). */
-void vrss_gate_start(struct vrss_dev *vd)
-{
-	mutex_lock(&vd->steer_lock);
-	vrss_gate_start_locked(vd);
-	mutex_unlock(&vd->steer_lock);
-}
-
 /*
  * Under RTNL: rxhash off, a change that drains (hashing.c), or the device
  * down.  No work is left behind: a frame that found the work asleep may

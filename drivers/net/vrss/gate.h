@@ -51,7 +51,6 @@ static inline void vrss_gate_frame(struct vrss_dev *vd)
 
 int vrss_gate_init(struct vrss_dev *vd);
 void vrss_gate_uninit(struct vrss_dev *vd);
-void vrss_gate_start(struct vrss_dev *vd);
 void vrss_gate_start_locked(struct vrss_dev *vd);
 void vrss_gate_stop(struct vrss_dev *vd);
 bool vrss_gate_running(const struct vrss_dev *vd);

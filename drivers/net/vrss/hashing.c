@@ -73,7 +73,7 @@ static bool vrss_hashing_step(struct vrss_dev *vd)
 	if (off)
 		WRITE_ONCE(vd->hashing, false);
 	else if (vd->hs.up)
-		vrss_gate_start_locked(vd);
+		vrss_hashing_gate_start_locked(vd);
 	return true;
 }
 

@@ -453,6 +453,7 @@ err_gate:
 err_rss:
 	vrss_rss_free(vd);
 err_queues:
+	vrss_hashing_uninit(vd);
 	vrss_move_free(vd);
 	vrss_queues_free(vd);
 err_stats:

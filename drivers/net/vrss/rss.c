@@ -195,7 +195,7 @@ out:
 
 /*
  * Under RTNL: the flow types hashed on ports (-N rx-flow-hash), the
- * user's at once, hashing once netdev.c applies them.
+ * user's at once, hashing once hashing.c applies them.
  */
 int vrss_rss_set_ports(struct vrss_dev *vd, unsigned int ports)
 {
