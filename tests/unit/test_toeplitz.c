@@ -14,6 +14,8 @@
 
 #include <vrss/toeplitz.h>
 
+#include "../../tools/bench/toeplitz4.h"
+
 #include "ms_key.h"
 
 struct vector {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <vrss/toeplitz.h>
+#include "toeplitz4.h"
 
 static struct vrss_toeplitz t;
 static struct vrss_toeplitz4 t4;
