@@ -292,6 +292,7 @@ static void vrss_dev_free(struct net_device *dev)
 	vrss_rss_free(vd);
 	vrss_move_free(vd);
 	vrss_queues_free(vd);
+	vrss_rx_uninit(vd);
 	free_percpu(vd->tx_stats);
 }
 
@@ -413,11 +414,16 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	vd->tx_stats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
 	if (!vd->tx_stats)
 		return -ENOMEM;
+	/* Serialises what rebuilds the table in effect: every file's. */
+	mutex_init(&vd->steer_lock);
 	vrss_move_init(vd);
 	vrss_hashing_init(vd);
+	err = vrss_rx_init(vd);
+	if (err)
+		goto err_hashing;
 	err = vrss_queues_alloc(vd);
 	if (err)
-		goto err_stats;
+		goto err_rx;
 	err = vrss_rss_init(vd);
 	if (err)
 		goto err_queues;
@@ -453,10 +459,12 @@ err_gate:
 err_rss:
 	vrss_rss_free(vd);
 err_queues:
+	vrss_queues_free(vd);
+err_rx:
+	vrss_rx_uninit(vd);
+err_hashing:
 	vrss_hashing_uninit(vd);
 	vrss_move_free(vd);
-	vrss_queues_free(vd);
-err_stats:
 	free_percpu(vd->tx_stats);
 	return err;
 }

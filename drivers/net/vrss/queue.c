@@ -292,13 +292,6 @@ int vrss_queues_alloc(struct vrss_dev *vd)
 		err = -ENOMEM;
 		goto err_queues;
 	}
-	vd->pcpu = alloc_percpu(struct vrss_pcpu);
-	if (!vd->pcpu) {
-		err = -ENOMEM;
-		goto err_avoid;
-	}
-	for_each_possible_cpu(i)
-		u64_stats_init(&per_cpu_ptr(vd->pcpu, i)->syncp);
 	vd->queues[0].last_cpu = -1;
 	vd->queues[0].cpu = -1;
 	/* Spread queues, each with a ring and a NAPI context. */
@@ -336,9 +329,6 @@ err_rings:
 		netif_napi_del(&vd->queues[i].napi);
 		ptr_ring_cleanup(&vd->queues[i].ring, NULL);
 	}
-	free_percpu(vd->pcpu);
-	vd->pcpu = NULL;
-err_avoid:
 	free_cpumask_var(vd->queues_avoid);
 err_queues:
 	kfree(vd->queues);
@@ -364,8 +354,6 @@ void vrss_queues_free(struct vrss_dev *vd)
 	synchronize_net();
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		ptr_ring_cleanup(&vd->queues[i].ring, vrss_skb_free);
-	free_percpu(vd->pcpu);
-	vd->pcpu = NULL;
 	free_cpumask_var(vd->queues_avoid);
 	kfree(vd->queues);
 	vd->queues = NULL;

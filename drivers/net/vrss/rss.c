@@ -119,7 +119,6 @@ int vrss_rss_init(struct vrss_dev *vd)
 	struct vrss_rss *rss;
 	int err;
 
-	mutex_init(&vd->steer_lock);
 	/* The system key, so the hash matches /proc/sys/net/core/netdev_rss_key. */
 	netdev_rss_key_fill(key, sizeof(key));
 	vrss_indir_fill_default(indir, vd->dev->real_num_rx_queues);

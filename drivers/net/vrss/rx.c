@@ -117,3 +117,23 @@ void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 		bl->bytes_seen[b] = bytes;
 	}
 }
+
+/* The per-CPU counters of what the lower delivered (struct vrss_pcpu). */
+int vrss_rx_init(struct vrss_dev *vd)
+{
+	int cpu;
+
+	vd->pcpu = alloc_percpu(struct vrss_pcpu);
+	if (!vd->pcpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		u64_stats_init(&per_cpu_ptr(vd->pcpu, cpu)->syncp);
+	return 0;
+}
+
+/* No rx_handler runs, no queue polls (vrss_queues_free()). */
+void vrss_rx_uninit(struct vrss_dev *vd)
+{
+	free_percpu(vd->pcpu);
+	vd->pcpu = NULL;
+}

@@ -280,6 +280,8 @@ static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 }
 
 /* rx.c */
+int vrss_rx_init(struct vrss_dev *vd);
+void vrss_rx_uninit(struct vrss_dev *vd);
 rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
 u64 vrss_rx_nohash(struct vrss_dev *vd);
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
