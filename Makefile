@@ -99,8 +99,9 @@ check:
 
 # make check and more of the same promises: the steering tests with 2 and
 # 4 vCPUs on both kernels, every full-ring change in each virtio.sh,
-# cost.sh's 2-queue NIC and 5 rounds, every selftest and attach.sh and
-# examples.sh on the cloud kernels, longer stress and fuzzing.
+# cost.sh on the 2- and 1-queue NIC of both kernels and 5 rounds,
+# attach.sh and examples.sh on every kernel, every selftest on the cloud
+# kernels, longer stress and fuzzing.
 check-full:
 	@VRSS_CHECK_FULL=1 $(S)/check.sh
 

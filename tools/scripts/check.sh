@@ -10,17 +10,19 @@
 #
 # Each veth selftest runs once per kernel: the steering ones with 4 vCPUs
 # on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC, its
-# full-ring changes shared between the two; cost.sh on veth and the
-# 1-queue NIC, 3 rounds.  Debian's cloud kernels (6.1's and 6.12's) get
-# one boot each, 2 vCPUs: virtio.sh with one full-ring change, and the
-# veth selftests that load and tear down vrss0.
+# full-ring changes shared between the two; cost.sh on veth (6.12: and
+# the 1-queue NIC), 3 rounds; attach.sh and examples.sh (user space) on
+# 6.12.  Debian's cloud kernels (6.1's and 6.12's) get one boot each, 2
+# vCPUs: virtio.sh with one full-ring change, and the veth selftests that
+# load and tear down vrss0.
 # VRSS_CHECK_FULL=1 (make check-full) adds: the steering tests with 2 and
 # with 4 vCPUs on both kernels, every full-ring change in every virtio.sh,
-# cost.sh's 2-queue NIC and 5 rounds, every selftest and attach.sh and
-# examples.sh on the cloud kernels, stress.sh and the fuzzer for longer.
+# cost.sh on the NIC with 2 queue pairs and with 1 on both kernels and 5
+# rounds, attach.sh and examples.sh on every kernel, every selftest on the
+# cloud kernels, stress.sh and the fuzzer for longer.
 # No test program or full-ring change runs only in check-full: each runs
-# in make check on some boot of every kernel series, and make mutants'
-# mutants die in the shapes make check runs.
+# in make check on both kernel series (user space's on one), and make
+# mutants' mutants die in the shapes make check runs.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -30,7 +32,8 @@ mkdir -p "$logs"
 full=${VRSS_CHECK_FULL:-0}
 all_held="rxhash key fields down"
 if [ "$full" = 1 ]; then
-	fuzz_secs=60 stress_secs=90 stress_rounds=3 cost_rounds=5 cost_nic=2
+	fuzz_secs=60 stress_secs=90 stress_rounds=3 cost_rounds=5
+	cost_nic_6_1=2 cost_nic_6_12=2 tools_6_1="attach.sh examples.sh"
 	held_nic1=$all_held held_nic2=$all_held held_cloud=$all_held
 	cloud_nic_progs="virtio.sh attach.sh examples.sh"
 else
@@ -40,16 +43,18 @@ else
 	# cost.sh's budgets are on the frame's path, the same to a few
 	# instructions in every window, and on each configuration's least
 	# window: 3 rounds hold them (make mutants' cost.sh runs 3).  On veth
-	# and the 1-queue NIC (the NIC with 2 queue pairs too: check-full).
-	cost_rounds=3 cost_nic=1
+	# and, on 6.12, the 1-queue NIC: vrss's part of a frame's path is
+	# the same whatever the lower (check-full: veth and the NIC with 2
+	# queue pairs and with 1 on both kernels).
+	cost_rounds=3 cost_nic_6_1=0 cost_nic_6_12=1
 	# virtio.sh's changes with a full ring, about 10 s each: every one
 	# on every kernel, shared between its two boots (check-full: all in
 	# each).  rxhash off while down on the 1-queue NIC, where make
 	# mutants' drain-ends-while-down runs.
 	held_nic1="rxhash down" held_nic2="key fields" held_cloud=rxhash
-	# vrss-attach and the examples are user space, tested on both
-	# generic kernels: the cloud kernels run them in check-full.
-	cloud_nic_progs="virtio.sh"
+	# vrss-attach and the examples are user space: on 6.12 (check-full:
+	# every kernel).
+	cloud_nic_progs="virtio.sh" tools_6_1=
 fi
 # Debian's kernels reach CMD in about 5 s (12 beside the background
 # suites or on a slow hour's 4 vCPUs), /init in about 3.  A boot that
@@ -293,6 +298,12 @@ done
 ksft="tools/scripts/ksft-run.sh"
 while read -r series kver; do
 	two=$all_progs four="hotplug.sh rebalance.sh" drv=() drv_veth=()
+	# User space's tests, and cost.sh's NIC (queue pairs, 0: none).
+	tools="attach.sh examples.sh" q=$cost_nic_6_12 cost_nic=
+	if [ "$series" = 6.1 ]; then
+		tools=$tools_6_1 q=$cost_nic_6_1
+	fi
+	[ "$q" = 0 ] || cost_nic="--nic $q"
 	# hotplug.sh first: it counts frames exactly, and stress.sh's
 	# leftovers have sent a few strays into the next test.
 	if [ "$full" = 1 ] || [ "$series" = 6.12 ]; then
@@ -314,14 +325,14 @@ while read -r series kver; do
 	suite "selftests-$series" tools/vm/run --kernel "$series" --nic 1 --timeout 1800 -- \
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
-		-- env VRSS_HELD_CHANGES="$held_nic1" $ksft virtio.sh attach.sh examples.sh "${drv[@]}"
+		-- env VRSS_HELD_CHANGES="$held_nic1" $ksft virtio.sh $tools "${drv[@]}"
 	# Two queue pairs: both vCPUs deliver.
 	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
 		tools/scripts/guest-all.sh env VRSS_HELD_CHANGES="$held_nic2" $ksft virtio.sh
 	# What vrss costs below the threshold, in instructions (the meter
-	# slows the guest: a boot of its own), on veth and on the NIC (with
-	# 2 queue pairs and with 1 in check-full); 3 rounds, about 2 minutes.
-	suite "cost-$series" tools/vm/run --kernel "$series" --nic $cost_nic --count-insns --timeout 900 -- \
+	# slows the guest: a boot of its own), on veth and the NIC above; 3
+	# rounds, about 2 minutes.
+	suite "cost-$series" tools/vm/run --kernel "$series" $cost_nic --count-insns --timeout 900 -- \
 		env VRSS_COST_ROUNDS=$cost_rounds KSELFTEST_TIMEOUT=800 $ksft cost.sh
 	collect_dkms
 	# With 4 vCPUs (2 host cores: slow): rebalancing, which needs them,
