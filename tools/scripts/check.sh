@@ -21,8 +21,9 @@
 # rounds, attach.sh and examples.sh on every kernel, every selftest on the
 # cloud kernels, stress.sh and the fuzzer for longer.
 # No test program or full-ring change runs only in check-full: each runs
-# in make check on both kernel series (user space's on one), and make
-# mutants' mutants die in the shapes make check runs.
+# in make check on both kernel series (user space's on one), and every
+# mutant's tests of make mutants run here on the mutant's kernel and NIC
+# (6.12's steering tests with 4 vCPUs, where its mutants boot 2).
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -113,7 +114,8 @@ expected_skip() {
 stamp() {
 	local line
 	: > "$logs/$1.times"
-	while IFS= read -r line; do
+	# A last line without its newline (a guest that died mid-line) too.
+	while IFS= read -r line || [ -n "$line" ]; do
 		printf '%s\n' "$line"
 		[[ $line =~ ^(not\ )?ok\ [0-9]+\  ]] &&
 			printf '%s %s\n' "$EPOCHREALTIME" "$line" >> "$logs/$1.times"
