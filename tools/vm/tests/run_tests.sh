@@ -49,7 +49,7 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..28"
+echo "1..29"
 
 # A guest side that checks its NIC: QUEUES combined channels, the
 # documented MAC, then host->guest ping through tools/vm/host, and the
@@ -69,11 +69,14 @@ ns=vrss-rig-test-$$-2
 	pwd > $marker && nproc >> $marker && ! touch /usr/rig-test-$$ 2>/dev/null || exit 9
 	bash -c '$nic_check' _ 2 > $marker-nic.log 2>&1 || exit 10
 	! build/tools/vrss-insn mark 2> $marker-insn || exit 11
+	kill -0 \$(cat /run/vrss-job/timestamps.pid) || exit 12
 	exit 7" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 echo "# exit $rc"
 [ $rc != 10 ] || sed 's/^/# /' "$marker-nic.log"
 result $(( rc != 7 )) "6.12: exit 7 passes through"
+[ $rc != 12 ]
+result $? "the warm-up's socket holds the receive timestamp key on (no text patch under CMD)"
 [ "$(cat "$tmp/out")" = to-stdout ] && grep -qx to-stderr "$tmp/err" &&
 	! grep -q to-stderr "$tmp/out"
 result $? "stdout and stderr are CMD's, kept apart"
