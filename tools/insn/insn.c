@@ -151,9 +151,10 @@ static void mark_exec(unsigned int vcpu, void *udata)
  */
 static int is_mark(struct qemu_plugin_insn *insn, int *profile)
 {
-	const unsigned char *d = qemu_plugin_insn_data(insn);
+	unsigned char d[sizeof(mark_bytes)];
 
 	if (qemu_plugin_insn_size(insn) != sizeof(mark_bytes) ||
+	    qemu_plugin_insn_data(insn, d, sizeof(d)) != sizeof(d) ||
 	    memcmp(d + 4, mark_bytes + 4, sizeof(mark_bytes) - 4) ||
 	    memcmp(d, mark_bytes, 3))
 		return 0;

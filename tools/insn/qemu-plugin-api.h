@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The part of QEMU's TCG plugin API (version 1, QEMU 7.2) that the
+ * The part of QEMU's TCG plugin API (version 3, QEMU 9.0 to 10) that the
  * instruction meter uses, declared from the API's documentation.  Debian's
  * qemu-system-x86 loads plugins (-plugin) but ships no header for them;
  * these are the functions QEMU exports to a plugin and the two symbols a
@@ -15,8 +15,11 @@
 
 #define VRSS_PLUGIN_EXPORT __attribute__((visibility("default")))
 
-/* The API version this plugin was written against (QEMU 7.2: 1). */
-#define VRSS_QEMU_PLUGIN_VERSION 1
+/*
+ * The API version this plugin was written against: 3, where
+ * qemu_plugin_insn_data() copies the bytes out (QEMU 10 loads 2 to 4).
+ */
+#define VRSS_QEMU_PLUGIN_VERSION 3
 
 typedef uint64_t qemu_plugin_id_t;
 
@@ -66,7 +69,8 @@ size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
 						 size_t idx);
-const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest,
+			     size_t len);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 void qemu_plugin_outs(const char *string);
 
