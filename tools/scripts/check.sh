@@ -9,17 +9,19 @@
 # to build/check/.  Nothing is run twice: a failure is a failure.
 #
 # Each veth selftest runs once per kernel: the steering ones with 4 vCPUs
-# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC, its
-# full-ring changes shared between the two; cost.sh on veth (6.12: and
+# on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC (the
+# latter with QEMU's RSS table), its full-ring changes shared between the
+# two; device.sh on that NIC and, on 6.12, on igb; cost.sh on veth (6.12: and
 # the 1-queue NIC), 3 rounds; attach.sh and examples.sh (user space) on
 # 6.12.  Debian's cloud kernels (6.1's and 6.12's) get one boot each, 2
 # vCPUs: virtio.sh with one full-ring change, and the veth selftests that
 # load and tear down vrss0.
 # VRSS_CHECK_FULL=1 (make check-full) adds: the steering tests with 2 and
 # with 4 vCPUs on both kernels, every full-ring change in every virtio.sh,
-# cost.sh on the NIC with 2 queue pairs and with 1 on both kernels and 5
-# rounds, attach.sh and examples.sh on every kernel, every selftest on the
-# cloud kernels, stress.sh and the fuzzer for longer.
+# device.sh on igb on 6.1 too, cost.sh on the NIC with 2 queue pairs and
+# with 1 on both kernels and 5 rounds, attach.sh and examples.sh on every
+# kernel, every selftest on the cloud kernels, stress.sh and the fuzzer
+# for longer.
 # No test program or full-ring change runs only in check-full: each runs
 # in make check on both kernel series (user space's on one), and every
 # mutant's tests of make mutants run here on the mutant's kernel and NIC
@@ -328,9 +330,18 @@ while read -r series kver; do
 		tools/scripts/guest-all.sh env -u VRSS_NIC VRSS_STRESS_SECONDS=$stress_secs \
 		VRSS_STRESS_ROUNDS=$stress_rounds $ksft $two "${drv_veth[@]}" \
 		-- env VRSS_HELD_CHANGES="$held_nic1" $ksft virtio.sh $tools "${drv[@]}"
-	# Two queue pairs: both vCPUs deliver.
-	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 --timeout 900 -- \
-		tools/scripts/guest-all.sh env VRSS_HELD_CHANGES="$held_nic2" $ksft virtio.sh
+	# Two queue pairs, with QEMU's RSS table: both vCPUs deliver, and
+	# virtio.sh steers in software mode (auto's choice), device.sh in
+	# the NIC's table.
+	suite "selftests-$series-nic2" tools/vm/run --kernel "$series" --nic 2 \
+		--nic-model virtio-rss --timeout 900 -- \
+		tools/scripts/guest-all.sh env VRSS_HELD_CHANGES="$held_nic2" $ksft virtio.sh device.sh
+	# Device mode on igb's table (an Intel 82576 with 2 queues): on 6.12
+	# (check-full: both kernels).
+	if [ "$full" = 1 ] || [ "$series" = 6.12 ]; then
+		suite "device-$series-igb" tools/vm/run --kernel "$series" --nic 2 --nic-model igb \
+			--timeout 900 -- $ksft device.sh
+	fi
 	# What vrss costs below the threshold, in instructions (the meter
 	# slows the guest: a boot of its own), on veth and the NIC above; 3
 	# rounds, about 2 minutes.

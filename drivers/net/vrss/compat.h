@@ -61,6 +61,47 @@ static int set##_compat(struct net_device *dev, const u32 *indir,	\
 #endif
 
 /*
+ * Another device's RSS table and key, through its own ethtool ops, under
+ * RTNL as the ethtool core calls them: a NULL key leaves it unread or
+ * unchanged, and a write leaves the hash function as it is.
+ */
+static inline int vrss_compat_get_rxfh(struct net_device *dev, u32 *indir,
+				       u32 indir_size, u8 *key, u32 key_size)
+{
+#ifdef VRSS_HAVE_RXFH_PARAM
+	struct ethtool_rxfh_param p = {
+		.indir_size = indir_size,
+		.indir = indir,
+		.key_size = key_size,
+		.key = key,
+	};
+
+	return dev->ethtool_ops->get_rxfh(dev, &p);
+#else
+	return dev->ethtool_ops->get_rxfh(dev, indir, key, NULL);
+#endif
+}
+
+static inline int vrss_compat_set_rxfh(struct net_device *dev, u32 *indir,
+				       u32 indir_size, u8 *key, u32 key_size)
+{
+#ifdef VRSS_HAVE_RXFH_PARAM
+	struct ethtool_rxfh_param p = {
+		.hfunc = ETH_RSS_HASH_NO_CHANGE,
+		.indir_size = indir_size,
+		.indir = indir,
+		.key_size = key ? key_size : 0,
+		.key = key,
+		.input_xfrm = RXH_XFRM_NO_CHANGE,
+	};
+
+	return dev->ethtool_ops->set_rxfh(dev, &p, NULL);
+#else
+	return dev->ethtool_ops->set_rxfh(dev, indir, key, ETH_RSS_HASH_NO_CHANGE);
+#endif
+}
+
+/*
  * 6.9+: per-queue statistics over netdev netlink (qstats-get).
  * VRSS_STAT_OPS(name, rx, tx, base) defines the struct netdev_stat_ops
  * `name` in the file that uses it, around that file's own

@@ -8,6 +8,7 @@
 #include <linux/rtnetlink.h>
 
 #include "compat.h"
+#include "device.h"
 #include "gate.h"
 #include "hashing.h"
 #include "vrss.h"
@@ -259,6 +260,7 @@ static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
 static const char vrss_dev_stat_names[][ETH_GSTRING_LEN] = {
 	"rx_nohash", "rx_dropped_down", "rx_held_for_order", "bucket_moves",
 	"spread_events", "contract_events", "rebalance_events", "rebalance_buckets",
+	"device_tables", "device_table_errors", "device_late_frames",
 };
 
 #define VRSS_QUEUE_STATS	ARRAY_SIZE(vrss_queue_stat_names)
@@ -308,6 +310,9 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	data[5] = atomic64_read(&vd->contract_events);
 	data[6] = atomic64_read(&vd->rebalance_events);
 	data[7] = atomic64_read(&vd->rebalance_buckets);
+	data[8] = vrss_device_commits(vd);
+	data[9] = atomic64_read(&vd->dm.commit_errors);
+	data[10] = vrss_device_late(vd);
 }
 
 const struct ethtool_ops vrss_ethtool_ops = {

@@ -43,6 +43,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+#include "device.h"
 #include "gate.h"
 #include "hashing.h"
 #include "trace.h"
@@ -465,6 +466,11 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 	unsigned int b;
 	u64 last;
 
+	/* Device mode: the lower's table moves the buckets, not vrss's rings. */
+	if (vrss_device_held(vd)) {
+		vrss_device_steer_changed(vd);
+		return;
+	}
 	if (!READ_ONCE(vd->hashing))
 		return;
 	steer = rcu_dereference_protected(vd->steer, lockdep_is_held(&vd->steer_lock));

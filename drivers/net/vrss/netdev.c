@@ -16,6 +16,7 @@
 #include <net/rtnetlink.h>
 
 #include "compat.h"
+#include "device.h"
 #include "gate.h"
 #include "hashing.h"
 #include "vrss.h"
@@ -125,6 +126,8 @@ static int vrss_open(struct net_device *dev)
 		return err;
 	vrss_queues_open(vd);
 	vrss_queues_link_napi(vd, true);
+	if (dev->features & NETIF_F_RXHASH)
+		vrss_device_take(vd);
 	vrss_hashing_open(vd);
 	netif_stacked_transfer_operstate(vd->lower, dev);
 	return 0;
@@ -135,6 +138,7 @@ static int vrss_stop(struct net_device *dev)
 	struct vrss_dev *vd = netdev_priv(dev);
 
 	vrss_hashing_stop(vd);
+	vrss_device_release(vd);
 	vrss_queues_link_napi(vd, false);
 	vrss_queues_stop(vd);
 	dev_uc_unsync(vd->lower, dev);
@@ -148,10 +152,17 @@ static int vrss_set_features(struct net_device *dev,
 			     netdev_features_t features)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
+	int err;
 
 	if (!((dev->features ^ features) & NETIF_F_RXHASH))
 		return 0;
-	return vrss_hashing_set(vd, features & NETIF_F_RXHASH);
+	/* Device mode holds the lower's table while the gate may run. */
+	if ((features & NETIF_F_RXHASH) && netif_running(dev))
+		vrss_device_take(vd);
+	err = vrss_hashing_set(vd, features & NETIF_F_RXHASH);
+	if (!err && !(features & NETIF_F_RXHASH))
+		vrss_device_release(vd);
+	return err;
 }
 
 static netdev_tx_t vrss_start_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -287,6 +298,7 @@ static void vrss_dev_free(struct net_device *dev)
 	struct vrss_dev *vd = netdev_priv(dev);
 
 	/* Down: no frame or poll queues their works any more. */
+	vrss_device_uninit(vd);
 	vrss_hashing_uninit(vd);
 	vrss_gate_uninit(vd);
 	vrss_rss_free(vd);
@@ -418,6 +430,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	mutex_init(&vd->steer_lock);
 	vrss_move_init(vd);
 	vrss_hashing_init(vd);
+	vrss_device_init(vd);
 	err = vrss_rx_init(vd);
 	if (err)
 		goto err_hashing;
@@ -463,6 +476,7 @@ err_queues:
 err_rx:
 	vrss_rx_uninit(vd);
 err_hashing:
+	vrss_device_uninit(vd);
 	vrss_hashing_uninit(vd);
 	vrss_move_free(vd);
 	free_percpu(vd->tx_stats);

@@ -158,7 +158,8 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 
 /*
  * A consistent packets/bytes pair, for ndo_get_stats64, ethtool -S and
- * netlink: queue 0's are the sum of every CPU's inline counters.
+ * netlink: queue 0's are the sum of every CPU's inline counters, and in
+ * device mode each queue's add what its ring of the lower delivered.
  */
 void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 			   u64 *bytes)
@@ -168,16 +169,18 @@ void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 	u64 p, b;
 	int cpu;
 
+	/* Device mode's frames of this queue, as the lower's ring delivered them. */
+	vrss_rx_device_stats(vd, i, packets, bytes);
 	if (i) {
 		do {
 			start = u64_stats_fetch_begin(&q->syncp);
-			*packets = u64_stats_read(&q->packets);
-			*bytes = u64_stats_read(&q->bytes);
+			p = u64_stats_read(&q->packets);
+			b = u64_stats_read(&q->bytes);
 		} while (u64_stats_fetch_retry(&q->syncp, start));
+		*packets += p;
+		*bytes += b;
 		return;
 	}
-	*packets = 0;
-	*bytes = 0;
 	for_each_possible_cpu(cpu) {
 		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
 

@@ -20,6 +20,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
+#include "device.h"
 #include "gate.h"
 #include "vrss.h"
 
@@ -82,12 +83,15 @@ static struct vrss_rss *vrss_rss_get(struct vrss_dev *vd)
 					 lockdep_is_held(&vd->steer_lock));
 }
 
-/* How many queues the user's table can spread over. */
+/*
+ * How many queues the user's table can spread over (in device mode, no
+ * more than the lower has rings).
+ */
 static unsigned int vrss_rss_queues(struct vrss_dev *vd,
 				    const struct vrss_rss *rss)
 {
-	return min_t(unsigned int, READ_ONCE(vd->dev->real_num_rx_queues),
-		     rss->indir_max + 1);
+	return min3(READ_ONCE(vd->dev->real_num_rx_queues), rss->indir_max + 1,
+		    vrss_device_rings(vd));
 }
 
 /* Under steer_lock: the table in effect at the policy's width. */

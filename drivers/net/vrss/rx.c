@@ -15,8 +15,58 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+#include "device.h"
 #include "gate.h"
 #include "vrss.h"
+
+/* A bucket's frames and bytes on this CPU, for rebalancing. */
+static void vrss_rx_count_bucket(struct vrss_pcpu *pc, struct sk_buff *skb,
+				 unsigned int b)
+{
+	/* A frame the lower's GRO merged (or a local GSO one) is its segments' work. */
+	WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] +
+		   (skb_is_gso(skb) ? max_t(u32, skb_shinfo(skb)->gso_segs, 1) : 1));
+	WRITE_ONCE(pc->bucket_bytes[b], pc->bucket_bytes[b] + skb->len);
+}
+
+/*
+ * Device mode: the lower's table put the frame on the ring of the vCPU
+ * meant to take it, which is where it is now; up it goes, as the lower's
+ * queue (vrss0's queue N is the lower's ring N).  With rxhash on the gate
+ * still samples, and while spread the bucket's load is counted, from the
+ * device's own hash where it gave one (its key is vrss's).
+ */
+static rx_handler_result_t vrss_rx_device(struct vrss_dev *vd,
+					  struct vrss_pcpu *pc,
+					  struct sk_buff *skb)
+{
+	bool count = READ_ONCE(vd->count_buckets);
+	bool holding = READ_ONCE(vd->dm.holding);
+	unsigned int b, q;
+	bool hashed;
+
+	vrss_gate_frame(vd);
+	q = skb_rx_queue_recorded(skb) ? skb_get_rx_queue(skb) : 0;
+	if (unlikely(q >= vd->dev->num_rx_queues))
+		q = 0;
+	/* The device's own hash is the one its table indexes by. */
+	hashed = !skb->sw_hash && (skb->l4_hash || skb->hash);
+	if (hashed)
+		b = vrss_indir_bucket(skb->hash);
+	else if (count || holding)
+		hashed = vrss_rss_bucket(vd, skb, &b);
+	if (hashed) {
+		if (unlikely(holding) && vrss_device_hold(vd, skb, b, q))
+			return RX_HANDLER_CONSUMED;
+		if (count)
+			vrss_rx_count_bucket(pc, skb, b);
+		vrss_device_check_ring(vd, b, q);
+	}
+	vrss_rx_device_count(vd, skb, q);
+	/* Read by vrss_queue_cpu() on another CPU. */
+	WRITE_ONCE(pc->last, jiffies);
+	return RX_HANDLER_ANOTHER;
+}
 
 /*
  * From the rx_handler, in softirq context with RCU held, skb->dev set to
@@ -30,6 +80,8 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 
 	/* Read by the load work on another CPU. */
 	WRITE_ONCE(pc->seen, pc->seen + 1);
+	if (vrss_device_held(vd) && likely(skb->pkt_type != PACKET_OTHERHOST))
+		return vrss_rx_device(vd, pc, skb);
 	/*
 	 * Receive hashing off: the lower's frame, as it came.  A frame for
 	 * another host (a promiscuous lower) goes up inline too, unhashed,
@@ -53,14 +105,10 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	}
 	/*
 	 * The bucket's load, for rebalancing, while it can use it (spread):
-	 * this CPU's counters alone.  A frame the lower's GRO merged (or a
-	 * GSO one from a local sender) is the work of its segments.
+	 * this CPU's counters alone.
 	 */
-	if (READ_ONCE(vd->count_buckets)) {
-		WRITE_ONCE(pc->bucket_packets[b], pc->bucket_packets[b] +
-			   (skb_is_gso(skb) ? max_t(u32, skb_shinfo(skb)->gso_segs, 1) : 1));
-		WRITE_ONCE(pc->bucket_bytes[b], pc->bucket_bytes[b] + skb->len);
-	}
+	if (READ_ONCE(vd->count_buckets))
+		vrss_rx_count_bucket(pc, skb, b);
 	/*
 	 * On the primary (SINGLE, and the primary's buckets when spread):
 	 * up it goes.  A move away claims the bucket first, then waits for
@@ -89,6 +137,29 @@ u64 vrss_rx_nohash(struct vrss_dev *vd)
 		sum += n;
 	}
 	return sum;
+}
+
+/* Device mode's frames of queue @i, over every CPU. */
+void vrss_rx_device_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
+			  u64 *bytes)
+{
+	unsigned int start;
+	u64 p, b;
+	int cpu;
+
+	*packets = 0;
+	*bytes = 0;
+	for_each_possible_cpu(cpu) {
+		const struct vrss_dev_qstats *qs = per_cpu_ptr(vd->dev_qstats, cpu);
+
+		do {
+			start = u64_stats_fetch_begin(&qs->syncp);
+			p = u64_stats_read(&qs->q[i].packets);
+			b = u64_stats_read(&qs->q[i].bytes);
+		} while (u64_stats_fetch_retry(&qs->syncp, start));
+		*packets += p;
+		*bytes += b;
+	}
 }
 
 /*
@@ -121,19 +192,28 @@ void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 /* The per-CPU counters of what the lower delivered (struct vrss_pcpu). */
 int vrss_rx_init(struct vrss_dev *vd)
 {
+	struct vrss_dev_qstats *qs;
 	int cpu;
 
 	vd->pcpu = alloc_percpu(struct vrss_pcpu);
-	if (!vd->pcpu)
+	vd->dev_qstats = __alloc_percpu(struct_size(qs, q, vd->dev->num_rx_queues),
+					__alignof__(*qs));
+	if (!vd->pcpu || !vd->dev_qstats) {
+		vrss_rx_uninit(vd);
 		return -ENOMEM;
-	for_each_possible_cpu(cpu)
+	}
+	for_each_possible_cpu(cpu) {
 		u64_stats_init(&per_cpu_ptr(vd->pcpu, cpu)->syncp);
+		u64_stats_init(&per_cpu_ptr(vd->dev_qstats, cpu)->syncp);
+	}
 	return 0;
 }
 
 /* No rx_handler runs, no queue polls (vrss_queues_free()). */
 void vrss_rx_uninit(struct vrss_dev *vd)
 {
+	free_percpu(vd->dev_qstats);
+	vd->dev_qstats = NULL;
 	free_percpu(vd->pcpu);
 	vd->pcpu = NULL;
 }

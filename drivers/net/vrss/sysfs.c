@@ -7,13 +7,14 @@
  * current width, rebalanced, where `ethtool -x` shows the user's), and the
  * load the policy works from: queue_load (each queue's CPU, smoothed busy
  * percent) and bucket_packets, bucket_bytes (each bucket's, over the last
- * interval).
+ * interval); and mode, which way buckets move (device.c).
  */
 #include <linux/device.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/sysfs.h>
 
+#include "device.h"
 #include "gate.h"
 #include "vrss.h"
 
@@ -217,6 +218,52 @@ static ssize_t bucket_bytes_show(struct device *d,
 }
 static DEVICE_ATTR_RO(bucket_bytes);
 
+static const char * const vrss_mode_names[] = {
+	[VRSS_MODE_AUTO] = "auto",
+	[VRSS_MODE_SOFTWARE] = "software",
+	[VRSS_MODE_DEVICE] = "device",
+};
+
+/*
+ * "device" while vrss holds the lower's table, or will when vrss0 is up
+ * with rxhash on; "software" otherwise (and where the lower refused).
+ */
+static ssize_t mode_show(struct device *d, struct device_attribute *attr,
+			 char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	bool device;
+
+	if (!rtnl_trylock())
+		return restart_syscall();
+	device = vrss_device_held(vd) ||
+		 (vrss_device_mode(vd) == VRSS_MODE_DEVICE &&
+		  !(netif_running(vd->dev) && (vd->dev->features & NETIF_F_RXHASH)));
+	rtnl_unlock();
+	return sysfs_emit(buf, "%s\n", device ? "device" : "software");
+}
+
+/* auto, software or device; only with rxhash off or vrss0 down. */
+static ssize_t mode_store(struct device *d, struct device_attribute *attr,
+			  const char *buf, size_t len)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	const char *why = NULL;
+	int mode, err;
+
+	mode = sysfs_match_string(vrss_mode_names, buf);
+	if (mode < 0)
+		return -EINVAL;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	err = vrss_device_set_mode(vd, mode, &why);
+	rtnl_unlock();
+	if (err && why)
+		netdev_info(vd->dev, "%s\n", why);
+	return err ?: len;
+}
+static DEVICE_ATTR_RW(mode);
+
 static struct attribute *vrss_sysfs_attrs[] = {
 	&vrss_attr_threshold.attr.attr,
 	&vrss_attr_hysteresis.attr.attr,
@@ -231,6 +278,7 @@ static struct attribute *vrss_sysfs_attrs[] = {
 	&dev_attr_queue_load.attr,
 	&dev_attr_bucket_packets.attr,
 	&dev_attr_bucket_bytes.attr,
+	&dev_attr_mode.attr,
 	NULL,
 };
 

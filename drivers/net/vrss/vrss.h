@@ -90,6 +90,18 @@ struct vrss_pcpu {
 	unsigned long bucket_bytes[VRSS_INDIR_SIZE];
 };
 
+/*
+ * Per CPU, device mode's frames by queue (the lower's ring they came on):
+ * handed up inline, on whichever CPU the ring delivers.
+ */
+struct vrss_dev_qstats {
+	struct u64_stats_sync syncp;
+	struct {
+		u64_stats_t packets;
+		u64_stats_t bytes;
+	} q[];
+};
+
 /* Per bucket, over every CPU: the load work's view of the last interval. */
 struct vrss_bucket_load {
 	u32 packets_seen[VRSS_INDIR_SIZE];	/* the sums at the last sample */
@@ -198,12 +210,67 @@ struct vrss_gate {
 	struct work_struct kick;
 };
 
+/*
+ * Which way buckets move: on vrss's own rings (software mode), or in the
+ * lower's RSS table (device mode).  AUTO chooses software mode for now:
+ * device mode does not yet hold a moved bucket's frames for order.
+ */
+enum vrss_mode {
+	VRSS_MODE_AUTO,
+	VRSS_MODE_SOFTWARE,
+	VRSS_MODE_DEVICE,
+};
+
+/*
+ * Device mode's hold of the lower's table (device.c), under RTNL.  HELD
+ * while vrss0 is up with rxhash on in device mode: the user's table and
+ * key saved, vrss's written.
+ */
+enum vrss_device_state {
+	VRSS_DEVICE_SOFTWARE,	/* the lower's table is the user's */
+	VRSS_DEVICE_HELD,	/* the lower's table is vrss's */
+};
+
+/* vrss_device.hold[]: a bucket's moved frames going up from the work. */
+#define VRSS_DEVICE_DELIVERING	U8_MAX
+
+struct vrss_device {
+	enum vrss_device_state state;	/* read by the receive path too */
+	enum vrss_mode mode;		/* asked for (sysfs mode) */
+	u32 size;			/* the lower's table, entries */
+	u32 key_size;			/* its key, bytes (0: not written) */
+	unsigned int rings;		/* its receive rings, when taken */
+	bool configured;		/* IFF_RXFH_CONFIGURED, when taken */
+	u32 *saved;			/* the user's table, then its key */
+	u32 *written;			/* what vrss wrote last, then its key */
+	struct delayed_work commit;	/* the load work's changes, under RTNL */
+	atomic64_t commits;		/* tables written */
+	atomic64_t commit_errors;
+
+	/*
+	 * A moved bucket's frames that reach its new ring are held (in
+	 * held[b]) while the old ring may still hand up earlier ones, then
+	 * go up from the unhold work, ahead of any later one.  hold[b] is
+	 * the new ring plus one while held, VRSS_DEVICE_DELIVERING while the
+	 * work hands them up (later frames queue behind), else 0; under
+	 * held[b]'s lock, read first without it.  ring_of[b] is where the
+	 * table written last puts bucket b.
+	 */
+	bool holding;			/* any hold[]: the receive path looks */
+	u8 hold[VRSS_INDIR_SIZE];
+	u8 ring_of[VRSS_INDIR_SIZE];
+	struct sk_buff_head held[VRSS_INDIR_SIZE];
+	struct delayed_work unhold;
+	atomic64_t late;		/* frames on a ring their bucket left */
+};
+
 struct vrss_dev {
 	struct hlist_node cpuhp_node;	/* CPU hotplug: queues move off */
 	struct net_device *dev;
 	struct net_device *lower;
 	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
 	struct vrss_pcpu __percpu *pcpu;
+	struct vrss_dev_qstats __percpu *dev_qstats;	/* rx.c, device mode */
 	bool hashing;			/* hashing.c: frames hashed, buckets tracked */
 	bool count_buckets;		/* rx.c counts per bucket (spread) */
 	/* The gate's (gate.c) that every hashed frame reads: vrss_gate_frame(). */
@@ -236,6 +303,7 @@ struct vrss_dev {
 	bool claim_sync;		/* move.c: a grace period before a claim */
 	struct vrss_hashing hs;		/* hashing.c */
 	struct vrss_gate gate;		/* gate.c */
+	struct vrss_device dm;		/* device.c */
 	unsigned int knobs[VRSS_KNOBS];
 	struct vrss_policy *policy;
 	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
@@ -279,11 +347,28 @@ static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 	return RX_HANDLER_ANOTHER;
 }
 
+/*
+ * Device mode: a frame handed up as queue @q's (the lower's ring it came
+ * on), counted on this CPU (rx.c, device.c).
+ */
+static inline void vrss_rx_device_count(struct vrss_dev *vd,
+					struct sk_buff *skb, unsigned int q)
+{
+	struct vrss_dev_qstats *qs = this_cpu_ptr(vd->dev_qstats);
+
+	u64_stats_update_begin(&qs->syncp);
+	u64_stats_inc(&qs->q[q].packets);
+	u64_stats_add(&qs->q[q].bytes, skb->len);
+	u64_stats_update_end(&qs->syncp);
+}
+
 /* rx.c */
 int vrss_rx_init(struct vrss_dev *vd);
 void vrss_rx_uninit(struct vrss_dev *vd);
 rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb);
 u64 vrss_rx_nohash(struct vrss_dev *vd);
+void vrss_rx_device_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
+			  u64 *bytes);
 void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
 
 /* move.c */

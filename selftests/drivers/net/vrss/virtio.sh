@@ -567,7 +567,7 @@ held_restore() {
 }
 held_rehash() {
 	local rc=0 what
-	firewall 5000 || return
+	firewall 20000 || return
 	for what in $held_changes; do
 		held_change $what || rc=1
 	done
