@@ -21,27 +21,36 @@
  * A bucket that moves keeps its order as software mode's do, as far as
  * the device lets vrss see: its frames that reach the new ring are held
  * for a few milliseconds, while the old ring's NAPI hands up what the
- * device had put there before the change (and its GRO lets go of them),
- * then go up from a work item ahead of any later one.  A frame that still
+ * device had put there before the change (and its GRO lets go of them);
+ * then the bucket's next frame on the new ring hands them up before
+ * itself, or, if none comes, a work item does.  A frame that still
  * comes on a ring its bucket left, unheld, is counted late
  * (device_late_frames): a device that queued it long before, or one that
- * does not follow the table.  While held, a bucket does not move again.
+ * no longer follows the table, which then gets it again.  While held, a
+ * bucket does not move again.
  *
- * Writes need RTNL.  The paths that take and give the table back hold it;
- * the load work, which changes the table in effect under steer_lock alone,
- * leaves the write to a work item that only trylocks RTNL, since the stop
- * path cancels that work with RTNL held.
+ * Writes need RTNL, and are made as the ethtool core makes them (the
+ * lower present and awake, between its begin and complete).  The paths
+ * that take and give the table back hold RTNL; the load work, which
+ * changes the table in effect under steer_lock alone, leaves the write to
+ * a work item that only trylocks RTNL, since the stop path cancels that
+ * work with RTNL held.  The holds have their per-bucket locks: handing
+ * frames up never waits for RTNL.
  */
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
+#include <linux/pm_runtime.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
 #include "compat.h"
 #include "device.h"
+#include "hashing.h"
 
 /* How long a moved bucket's frames on its new ring wait for the old one. */
 #define VRSS_DEVICE_HOLD	max_t(unsigned long, msecs_to_jiffies(4), 2)
+/* After a frame on a ring its bucket is not on: the table again, once. */
+#define VRSS_DEVICE_RECOMMIT	(HZ / 10)
 
 /* NULL if @lower has a table vrss can write; else why not. */
 static const char *vrss_device_unfit(struct net_device *lower)
@@ -107,14 +116,46 @@ static u8 *vrss_device_key(u32 *table, u32 size)
 	return (u8 *)(table + size);
 }
 
+/*
+ * Around a call of the lower's ethtool ops, as the ethtool core makes one:
+ * the device awake (runtime PM) and present, between its begin and
+ * complete.  vrss_device_begin()'s error means no call; on success
+ * vrss_device_end() follows the call.
+ */
+static int vrss_device_begin(struct net_device *lower)
+{
+	struct device *parent = lower->dev.parent;
+	int err = -ENODEV;
+
+	if (parent)
+		pm_runtime_get_sync(parent);
+	if (netif_device_present(lower))
+		err = lower->ethtool_ops->begin ? lower->ethtool_ops->begin(lower) : 0;
+	if (err && parent)
+		pm_runtime_put(parent);
+	return err;
+}
+
+static void vrss_device_end(struct net_device *lower)
+{
+	if (lower->ethtool_ops->complete)
+		lower->ethtool_ops->complete(lower);
+	if (lower->dev.parent)
+		pm_runtime_put(lower->dev.parent);
+}
+
 static int vrss_device_write(struct vrss_dev *vd, u32 *table)
 {
 	struct vrss_device *dm = &vd->dm;
 	int err;
 
-	err = vrss_compat_set_rxfh(vd->lower, table, dm->size,
-				   dm->key_size ? vrss_device_key(table, dm->size) : NULL,
-				   dm->key_size);
+	err = vrss_device_begin(vd->lower);
+	if (!err) {
+		err = vrss_compat_set_rxfh(vd->lower, table, dm->size,
+					   dm->key_size ? vrss_device_key(table, dm->size) : NULL,
+					   dm->key_size);
+		vrss_device_end(vd->lower);
+	}
 	if (err) {
 		atomic64_inc(&dm->commit_errors);
 		netdev_warn_once(vd->dev, "vrss: %s refused its RSS table: %d\n",
@@ -125,7 +166,7 @@ static int vrss_device_write(struct vrss_dev *vd, u32 *table)
 	return 0;
 }
 
-/* The ring entry @j of a table of the lower's size puts bucket @b on. */
+/* The ring a table of the lower's size puts bucket @b on. */
 static u8 vrss_device_ring(const struct vrss_device *dm, const u32 *table,
 			   unsigned int b)
 {
@@ -133,47 +174,40 @@ static u8 vrss_device_ring(const struct vrss_device *dm, const u32 *table,
 }
 
 /*
- * Bucket @b's held frames up to the stack, in order, from process
- * context: BH off and RCU held, as in the rx_handler.  Frames that come
- * meanwhile, on any ring, queue behind them (DELIVERING) and go up too;
- * then the bucket's frames go up where they arrive.
+ * @list's frames of a bucket held on @ring up to the stack, in order: in
+ * the receive path (RCU held, BH off), or from the work with both taken.
  */
-static void vrss_device_deliver(struct vrss_dev *vd, unsigned int b)
+static void vrss_device_up(struct vrss_dev *vd, struct sk_buff_head *list,
+			   unsigned int ring)
 {
-	struct vrss_device *dm = &vd->dm;
-	struct sk_buff_head *held = &dm->held[b];
-	struct sk_buff_head list;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&list);
-	spin_lock_bh(&held->lock);
-	WRITE_ONCE(dm->hold[b], VRSS_DEVICE_DELIVERING);
-	while (!skb_queue_empty(held)) {
-		skb_queue_splice_init(held, &list);
-		spin_unlock_bh(&held->lock);
-		local_bh_disable();
-		rcu_read_lock();
-		while ((skb = __skb_dequeue(&list))) {
-			if (unlikely(!netif_running(vd->dev))) {
-				atomic64_inc(&vd->rx_dropped_down);
-				kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
-				continue;
-			}
-			vrss_rx_device_count(vd, skb, vrss_device_ring(dm, dm->written, b));
-			netif_receive_skb_core(skb);
+	while ((skb = __skb_dequeue(list))) {
+		if (unlikely(!netif_running(vd->dev))) {
+			atomic64_inc(&vd->rx_dropped_down);
+			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
+			continue;
 		}
-		rcu_read_unlock();
-		local_bh_enable();
-		spin_lock_bh(&held->lock);
+		vrss_rx_device_count(vd, skb, ring);
+		netif_receive_skb_core(skb);
 	}
+}
+
+/* Under held[b]'s lock: bucket @b no longer held. */
+static void vrss_device_unheld(struct vrss_device *dm, unsigned int b)
+{
 	WRITE_ONCE(dm->hold[b], 0);
-	spin_unlock_bh(&held->lock);
+	atomic_dec(&dm->holds);
 }
 
 /*
- * From the receive path, the lower's table held: true if bucket @b's
- * frame on @ring is held (a moved bucket's on its new ring, or any while
- * its held frames go up), or dropped because too many are.
+ * From the receive path, some bucket held: true if bucket @b's frame on
+ * @ring was taken (held, or dropped because too many are).  A moved
+ * bucket's frame on its new ring is held until the hold ends; the first
+ * one after that hands the held ones up before itself (the ring's NAPI
+ * runs on one CPU at a time: nothing of the bucket's can come between).
+ * While the work hands them up, every frame of the bucket queues behind.
+ * Frames on the old ring go up at once: they are the earlier ones.
  */
 bool vrss_device_hold(struct vrss_dev *vd, struct sk_buff *skb, unsigned int b,
 		      unsigned int ring)
@@ -181,19 +215,28 @@ bool vrss_device_hold(struct vrss_dev *vd, struct sk_buff *skb, unsigned int b,
 	struct vrss_device *dm = &vd->dm;
 	struct sk_buff_head *held = &dm->held[b];
 	bool queued = false, drop = false;
+	struct sk_buff_head list;
 	u8 h = READ_ONCE(dm->hold[b]);
 
-	if (likely(!h) || (h != VRSS_DEVICE_DELIVERING && h != ring + 1))
+	/* A frame of the memory reserves is not kept waiting. */
+	if (likely(!h) || (h != VRSS_DEVICE_DELIVERING && h != ring + 1) ||
+	    skb_pfmemalloc(skb))
 		return false;
+	__skb_queue_head_init(&list);
 	spin_lock(&held->lock);
 	h = dm->hold[b];
-	if (h == VRSS_DEVICE_DELIVERING || (h && h == ring + 1)) {
+	if (h == ring + 1 && !time_before(jiffies, dm->until[b])) {
+		skb_queue_splice_init(held, &list);
+		vrss_device_unheld(dm, b);
+	} else if (h == VRSS_DEVICE_DELIVERING || h == ring + 1) {
 		queued = true;
 		drop = skb_queue_len(held) >= vd->ring_size;
 		if (!drop)
 			__skb_queue_tail(held, skb);
 	}
 	spin_unlock(&held->lock);
+	if (!skb_queue_empty(&list))
+		vrss_device_up(vd, &list, ring);
 	if (unlikely(drop))
 		vrss_queue_drop(&vd->queues[0], skb, SKB_DROP_REASON_FULL_RING);
 	else if (queued)
@@ -201,82 +244,156 @@ bool vrss_device_hold(struct vrss_dev *vd, struct sk_buff *skb, unsigned int b,
 	return queued;
 }
 
-/* Every held bucket's frames up; then nothing is held. */
-static void vrss_device_unhold(struct vrss_dev *vd)
+/*
+ * Bucket @b's held frames up, from process context, if its hold is over
+ * (or @now); frames that come meanwhile queue behind and, if there are
+ * any, the bucket's next frame on its ring hands them up (the flow is
+ * alive).  False if it is still held.
+ */
+static bool vrss_device_unhold_one(struct vrss_dev *vd, unsigned int b, bool now)
 {
 	struct vrss_device *dm = &vd->dm;
+	struct sk_buff_head *held = &dm->held[b];
+	struct sk_buff_head list;
+	u8 h;
+
+	__skb_queue_head_init(&list);
+	spin_lock_bh(&held->lock);
+	h = dm->hold[b];
+	if (!h || h == VRSS_DEVICE_DELIVERING) {
+		spin_unlock_bh(&held->lock);
+		return true;
+	}
+	if (!now && time_before(jiffies, dm->until[b])) {
+		spin_unlock_bh(&held->lock);
+		return false;
+	}
+	WRITE_ONCE(dm->hold[b], VRSS_DEVICE_DELIVERING);
+	do {
+		skb_queue_splice_init(held, &list);
+		spin_unlock_bh(&held->lock);
+		local_bh_disable();
+		vrss_device_up(vd, &list, h - 1);
+		local_bh_enable();
+		spin_lock_bh(&held->lock);
+	} while (now && !skb_queue_empty(held));
+	if (skb_queue_empty(held)) {
+		vrss_device_unheld(dm, b);
+		spin_unlock_bh(&held->lock);
+		return true;
+	}
+	/* Over: the next frame on the ring hands these up before itself. */
+	WRITE_ONCE(dm->until[b], jiffies);
+	WRITE_ONCE(dm->hold[b], h);
+	spin_unlock_bh(&held->lock);
+	return false;
+}
+
+/* Every bucket whose hold is over (or all, @now); the work again if not. */
+static void vrss_device_unhold(struct vrss_dev *vd, bool now)
+{
+	struct vrss_device *dm = &vd->dm;
+	bool again = false;
 	unsigned int b;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		if (READ_ONCE(dm->hold[b]))
-			vrss_device_deliver(vd, b);
-	WRITE_ONCE(dm->holding, false);
+		if (READ_ONCE(dm->hold[b]) && !vrss_device_unhold_one(vd, b, now))
+			again = true;
+	if (again)
+		queue_delayed_work(system_freezable_wq, &dm->unhold, 1);
+	else if (!now)
+		/* Buckets kept where they were while held may move now. */
+		queue_delayed_work(system_freezable_wq, &dm->commit, 0);
+}
+
+static void vrss_device_unhold_work(struct work_struct *work)
+{
+	struct vrss_dev *vd = container_of(to_delayed_work(work),
+					   struct vrss_dev, dm.unhold);
+
+	vrss_device_unhold(vd, false);
 }
 
 /*
  * Under RTNL, held: @table (and the key after it) into the lower.  The
  * buckets it moves are held from before the write (a frame the device
- * puts on the new ring as soon as it switches finds the hold) until the
- * unhold work; the unhold work is what lets a held bucket move again, so
- * one is kept on its ring here meanwhile.
+ * puts on the new ring as soon as it switches finds the hold), until a
+ * moment after it; one still held stays on its ring here, and moves when
+ * the hold is over (the unhold work commits again).
  */
 static void vrss_device_move(struct vrss_dev *vd, u32 *table, size_t len)
 {
 	struct vrss_device *dm = &vd->dm;
-	bool moved = false;
-	unsigned int b;
+	bool moved[VRSS_INDIR_SIZE] = {};
+	bool any = false;
+	unsigned int b, j;
 	u8 from, to;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
+		struct sk_buff_head *held = &dm->held[b];
+
 		from = READ_ONCE(dm->ring_of[b]);
 		to = vrss_device_ring(dm, table, b);
 		if (from == to)
 			continue;
-		if (READ_ONCE(dm->hold[b])) {
-			/* Every entry of the bucket's stays where it is. */
-			unsigned int j;
-
+		spin_lock_bh(&held->lock);
+		if (!dm->hold[b]) {
+			/* Until the write is done; then a few ms more. */
+			dm->until[b] = jiffies + HZ;
+			WRITE_ONCE(dm->hold[b], to + 1);
+			atomic_inc(&dm->holds);
+			moved[b] = true;
+			any = true;
+		}
+		spin_unlock_bh(&held->lock);
+		if (!moved[b])
 			for (j = b % dm->size; j < dm->size; j += VRSS_INDIR_SIZE)
 				table[j] = from;
-			continue;
-		}
-		WRITE_ONCE(dm->hold[b], to + 1);
-		moved = true;
-	}
-	if (moved) {
-		WRITE_ONCE(dm->holding, true);
-		/* The holds before the table: pairs with the receive path's reads. */
-		smp_mb();
 	}
 	if (vrss_device_write(vd, table)) {
-		/* Nothing moved: whatever was held goes up now. */
-		if (moved)
-			vrss_device_unhold(vd);
+		/* Nothing moved: what was held goes up. */
+		for (b = 0; b < VRSS_INDIR_SIZE; b++)
+			if (moved[b])
+				WRITE_ONCE(dm->until[b], jiffies);
+		if (any)
+			queue_delayed_work(system_freezable_wq, &dm->unhold, 0);
 		return;
 	}
 	memcpy(dm->written, table, len);
-	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		WRITE_ONCE(dm->ring_of[b], vrss_device_ring(dm, table, b));
-	if (moved)
-		mod_delayed_work(system_wq, &dm->unhold, VRSS_DEVICE_HOLD);
+		if (moved[b])
+			WRITE_ONCE(dm->until[b], jiffies + VRSS_DEVICE_HOLD);
+	}
+	if (any)
+		queue_delayed_work(system_freezable_wq, &dm->unhold, VRSS_DEVICE_HOLD);
 }
 
 /*
  * Under RTNL, held: the table in effect into the lower's, if it differs
- * from what vrss wrote last.  Entry j of a lower's table of another size
- * takes bucket j mod 128's queue: both index by the low bits of the same
- * hash (the key is vrss's), so a smaller power of two folds the buckets
- * and a larger one repeats them.
+ * from what vrss wrote last (or a stray frame asked for it again).  Entry
+ * j of a lower's table of another size takes bucket j mod 128's queue:
+ * both index by the low bits of the same hash, so a smaller power of two
+ * folds the buckets and a larger one repeats them.  A new key goes in
+ * only with a table that moves nothing, no bucket held: with one that
+ * does, every flow's bucket would change under the holds.
  */
 static void vrss_device_commit(struct vrss_dev *vd)
 {
 	struct vrss_device *dm = &vd->dm;
-	size_t len = dm->size * sizeof(u32) + dm->key_size;
+	size_t tlen = dm->size * sizeof(u32), len = tlen + dm->key_size;
 	const struct vrss_steer *steer;
 	const struct vrss_rss *rss;
+	bool again;
 	u32 *table;
 	u32 j;
 
+	/* Cleared before the table is read: a later stray asks again. */
+	again = xchg(&dm->recommit, false);
+	/* ethtool -L on the lower or on vrss0 changes how many rings there are. */
+	WRITE_ONCE(dm->rings, min3(vd->lower->real_num_rx_queues,
+				   vd->dev->real_num_rx_queues,
+				   VRSS_DEVICE_DELIVERING - 1U));
 	table = kmalloc(len, GFP_KERNEL);
 	if (!table) {
 		atomic64_inc(&dm->commit_errors);
@@ -289,30 +406,35 @@ static void vrss_device_commit(struct vrss_dev *vd)
 		table[j] = min(steer->queue[j % VRSS_INDIR_SIZE], dm->rings - 1);
 	memcpy(vrss_device_key(table, dm->size), rss->key, dm->key_size);
 	mutex_unlock(&vd->steer_lock);
-	if (memcmp(table, dm->written, len))
+	if (dm->key_size &&
+	    memcmp(vrss_device_key(table, dm->size), vrss_device_key(dm->written, dm->size),
+		   dm->key_size) &&
+	    (memcmp(table, dm->written, tlen) || atomic_read(&dm->holds))) {
+		/* The key once the table has settled (the unhold work commits). */
+		memcpy(vrss_device_key(table, dm->size),
+		       vrss_device_key(dm->written, dm->size), dm->key_size);
+		if (!memcmp(table, dm->written, tlen))
+			queue_delayed_work(system_freezable_wq, &dm->commit, VRSS_DEVICE_HOLD);
+	}
+	if (again || memcmp(table, dm->written, len))
 		vrss_device_move(vd, table, len);
 	kfree(table);
 }
 
 /*
- * Under RTNL, as every change of the holds is: the held frames up, then
- * the buckets kept where they were while held may move.
+ * From the receive path: a frame came, unheld, on a ring the table written
+ * last does not put its bucket on.  Late after a move, or a device that no
+ * longer follows the table (QEMU turns its RSS off at virtio-net's
+ * VQ_PAIRS_SET, which a resume or an XDP attach sends; a write to the
+ * lower's table by anyone else): either way the table is written again,
+ * at most once an interval.
  */
-static void vrss_device_unhold_work(struct work_struct *work)
+void vrss_device_stray(struct vrss_dev *vd)
 {
-	struct vrss_dev *vd = container_of(to_delayed_work(work),
-					   struct vrss_dev, dm.unhold);
-
-	/* The stop path cancels this work under RTNL: never wait for it. */
-	if (!rtnl_trylock()) {
-		queue_delayed_work(system_wq, &vd->dm.unhold, 1);
-		return;
-	}
-	if (vd->dm.state == VRSS_DEVICE_HELD) {
-		vrss_device_unhold(vd);
-		vrss_device_commit(vd);
-	}
-	rtnl_unlock();
+	atomic64_inc(&vd->dm.late);
+	if (!READ_ONCE(vd->dm.recommit) && !xchg(&vd->dm.recommit, true))
+		queue_delayed_work(system_freezable_wq, &vd->dm.commit,
+				   VRSS_DEVICE_RECOMMIT);
 }
 
 static void vrss_device_commit_work(struct work_struct *work)
@@ -322,7 +444,7 @@ static void vrss_device_commit_work(struct work_struct *work)
 
 	/* The stop path cancels this work under RTNL: never wait for it. */
 	if (!rtnl_trylock()) {
-		queue_delayed_work(system_wq, &vd->dm.commit, 1);
+		queue_delayed_work(system_freezable_wq, &vd->dm.commit, 1);
 		return;
 	}
 	if (vd->dm.state == VRSS_DEVICE_HELD)
@@ -333,7 +455,26 @@ static void vrss_device_commit_work(struct work_struct *work)
 /* Under steer_lock: the table in effect changed; the lower's follows. */
 void vrss_device_steer_changed(struct vrss_dev *vd)
 {
-	mod_delayed_work(system_wq, &vd->dm.commit, 0);
+	mod_delayed_work(system_freezable_wq, &vd->dm.commit, 0);
+}
+
+/* Under steer_lock: every bucket home, no drain: nothing on vrss's rings. */
+static bool vrss_device_may_take(struct vrss_dev *vd)
+{
+	bool ok;
+
+	mutex_lock(&vd->steer_lock);
+	ok = vd->all_home && !vrss_hashing_draining(vd->hs.state);
+	mutex_unlock(&vd->steer_lock);
+	return ok;
+}
+
+static void vrss_device_free_tables(struct vrss_device *dm)
+{
+	kfree(dm->saved);
+	kfree(dm->written);
+	dm->saved = NULL;
+	dm->written = NULL;
 }
 
 /*
@@ -345,8 +486,8 @@ void vrss_device_take(struct vrss_dev *vd)
 {
 	const struct ethtool_ops *ops = vd->lower->ethtool_ops;
 	struct vrss_device *dm = &vd->dm;
-	unsigned int b;
 	const char *why;
+	unsigned int b;
 	size_t len;
 	int err;
 
@@ -354,6 +495,8 @@ void vrss_device_take(struct vrss_dev *vd)
 	if (dm->state == VRSS_DEVICE_HELD || dm->mode != VRSS_MODE_DEVICE)
 		return;
 	why = vrss_device_unfit(vd->lower);
+	if (!why && !vrss_device_may_take(vd))
+		why = "frames still on vrss's rings (rxhash off and on again takes the table)";
 	if (why) {
 		netdev_warn(vd->dev, "vrss: software mode: %s\n", why);
 		return;
@@ -363,9 +506,9 @@ void vrss_device_take(struct vrss_dev *vd)
 	/* vrss's key, or none: the device's hash must be vrss's. */
 	if (dm->key_size != VRSS_RSS_KEY_SIZE)
 		dm->key_size = 0;
-	/* hold[] keeps a ring plus one in a byte. */
 	dm->rings = min3(vd->lower->real_num_rx_queues, vd->dev->real_num_rx_queues,
 			 VRSS_DEVICE_DELIVERING - 1U);
+	dm->recommit = false;
 	len = dm->size * sizeof(u32) + dm->key_size;
 	dm->saved = kzalloc(len, GFP_KERNEL);
 	dm->written = kzalloc(len, GFP_KERNEL);
@@ -373,18 +516,27 @@ void vrss_device_take(struct vrss_dev *vd)
 		err = -ENOMEM;
 		goto fail;
 	}
+	err = vrss_device_begin(vd->lower);
+	if (err)
+		goto fail;
 	err = vrss_compat_get_rxfh(vd->lower, dm->saved, dm->size,
 				   dm->key_size ? vrss_device_key(dm->saved, dm->size) : NULL,
 				   dm->key_size);
+	vrss_device_end(vd->lower);
 	if (err)
 		goto fail;
 	dm->configured = netif_is_rxfh_configured(vd->lower);
-	/* Never equal to a table: the first commit writes. */
-	memset(dm->written, 0xff, len);
-	/* The user's table puts the buckets where the first commit moves them from. */
+	/*
+	 * The user's key is the lower's until vrss's can go in; its table
+	 * never equals one, so the first commit writes.  The buckets are
+	 * where the user's table put them.
+	 */
+	memcpy(dm->written, dm->saved, len);
+	memset(dm->written, 0xff, dm->size * sizeof(u32));
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		dm->ring_of[b] = vrss_device_ring(dm, dm->saved, b);
-	WRITE_ONCE(dm->state, VRSS_DEVICE_HELD);
+	/* What the receive path reads of it, before it sees the state. */
+	smp_store_release(&dm->state, VRSS_DEVICE_HELD);
 	vd->lower->priv_flags |= IFF_RXFH_CONFIGURED;
 	vrss_device_commit(vd);
 	if (dm->written[0] == U32_MAX) {
@@ -395,10 +547,7 @@ void vrss_device_take(struct vrss_dev *vd)
 	return;
 fail:
 	netdev_warn(vd->dev, "vrss: software mode: cannot read the lower's table: %d\n", err);
-	kfree(dm->saved);
-	kfree(dm->written);
-	dm->saved = NULL;
-	dm->written = NULL;
+	vrss_device_free_tables(dm);
 }
 
 /*
@@ -408,28 +557,31 @@ fail:
 void vrss_device_release(struct vrss_dev *vd)
 {
 	struct vrss_device *dm = &vd->dm;
+	int err;
 
 	ASSERT_RTNL();
 	if (dm->state != VRSS_DEVICE_HELD)
 		return;
-	WRITE_ONCE(dm->state, VRSS_DEVICE_SOFTWARE);
 	cancel_delayed_work_sync(&dm->commit);
 	cancel_delayed_work_sync(&dm->unhold);
 	/*
-	 * No frame is on its way into a hold any more (the receive path
-	 * read the state in an RCU section); what is held goes up before
-	 * the user's table is back.
+	 * What is held goes up while still held (nothing moves without
+	 * RTNL, so nothing is held after), then the receive path stops
+	 * looking, then the user's table is back.
 	 */
+	vrss_device_unhold(vd, true);
+	WRITE_ONCE(dm->state, VRSS_DEVICE_SOFTWARE);
 	synchronize_net();
-	vrss_device_unhold(vd);
-	if (memcmp(dm->saved, dm->written, dm->size * sizeof(u32) + dm->key_size))
-		vrss_device_write(vd, dm->saved);
+	if (vd->lower->reg_state == NETREG_REGISTERED &&
+	    memcmp(dm->saved, dm->written, dm->size * sizeof(u32) + dm->key_size)) {
+		err = vrss_device_write(vd, dm->saved);
+		if (err)
+			netdev_warn(vd->dev, "vrss: %s kept vrss's RSS table: %d\n",
+				    vd->lower->name, err);
+	}
 	if (!dm->configured)
 		vd->lower->priv_flags &= ~IFF_RXFH_CONFIGURED;
-	kfree(dm->saved);
-	kfree(dm->written);
-	dm->saved = NULL;
-	dm->written = NULL;
+	vrss_device_free_tables(dm);
 }
 
 void vrss_device_init(struct vrss_dev *vd)
@@ -438,6 +590,7 @@ void vrss_device_init(struct vrss_dev *vd)
 
 	vd->dm.state = VRSS_DEVICE_SOFTWARE;
 	vd->dm.mode = VRSS_MODE_AUTO;
+	atomic_set(&vd->dm.holds, 0);
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		skb_queue_head_init(&vd->dm.held[b]);
 	INIT_DELAYED_WORK(&vd->dm.commit, vrss_device_commit_work);

@@ -11,8 +11,11 @@
 /* From the receive path: the lower's table is vrss's, frames go up inline. */
 static inline bool vrss_device_held(const struct vrss_dev *vd)
 {
-	return READ_ONCE(vd->dm.state) == VRSS_DEVICE_HELD;
+	/* Pairs with vrss_device_take()'s release: the rings, the table. */
+	return smp_load_acquire(&vd->dm.state) == VRSS_DEVICE_HELD;
 }
+
+void vrss_device_stray(struct vrss_dev *vd);
 
 /*
  * Device mode, a frame of bucket @b on the lower's ring @ring, not held:
@@ -24,7 +27,7 @@ static inline void vrss_device_check_ring(struct vrss_dev *vd, unsigned int b,
 					  unsigned int ring)
 {
 	if (unlikely(READ_ONCE(vd->dm.ring_of[b]) != ring) && !READ_ONCE(vd->dm.hold[b]))
-		atomic64_inc(&vd->dm.late);
+		vrss_device_stray(vd);
 }
 
 bool vrss_device_hold(struct vrss_dev *vd, struct sk_buff *skb, unsigned int b,

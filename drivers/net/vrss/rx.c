@@ -41,7 +41,7 @@ static rx_handler_result_t vrss_rx_device(struct vrss_dev *vd,
 					  struct sk_buff *skb)
 {
 	bool count = READ_ONCE(vd->count_buckets);
-	bool holding = READ_ONCE(vd->dm.holding);
+	bool holding = atomic_read(&vd->dm.holds);
 	unsigned int b, q;
 	bool hashed;
 

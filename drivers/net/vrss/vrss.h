@@ -249,19 +249,23 @@ struct vrss_device {
 
 	/*
 	 * A moved bucket's frames that reach its new ring are held (in
-	 * held[b]) while the old ring may still hand up earlier ones, then
-	 * go up from the unhold work, ahead of any later one.  hold[b] is
-	 * the new ring plus one while held, VRSS_DEVICE_DELIVERING while the
-	 * work hands them up (later frames queue behind), else 0; under
-	 * held[b]'s lock, read first without it.  ring_of[b] is where the
-	 * table written last puts bucket b.
+	 * held[b]) until until[b], while the old ring may still hand up
+	 * earlier ones; then the bucket's next frame on the new ring hands
+	 * them up before itself, or the unhold work does if none comes.
+	 * hold[b] is the new ring plus one while held,
+	 * VRSS_DEVICE_DELIVERING while the work hands them up (frames that
+	 * come meanwhile queue behind), else 0; written under held[b]'s
+	 * lock, read first without it.  holds counts the buckets held.
+	 * ring_of[b] is where the table written last puts bucket b.
 	 */
-	bool holding;			/* any hold[]: the receive path looks */
+	atomic_t holds;
 	u8 hold[VRSS_INDIR_SIZE];
 	u8 ring_of[VRSS_INDIR_SIZE];
+	unsigned long until[VRSS_INDIR_SIZE];
 	struct sk_buff_head held[VRSS_INDIR_SIZE];
 	struct delayed_work unhold;
 	atomic64_t late;		/* frames on a ring their bucket left */
+	bool recommit;			/* one came: write the table again */
 };
 
 struct vrss_dev {

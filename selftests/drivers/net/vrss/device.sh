@@ -13,6 +13,9 @@
 #  - spread (threshold 0), the NIC's table is the table in effect, the
 #    flows arrive on both rings and vrss0's queues count what each ring
 #    delivered, with no IPI;
+#  - a NIC that stops following vrss's table (here: the table rewritten
+#    behind vrss's back) gets it again once frames come on rings their
+#    buckets are not on, counted late;
 #  - no flow is reordered while the width goes back and forth (buckets
 #    moving between the rings in the NIC's table): a moved bucket's
 #    frames on its new ring are held for the old one;
@@ -32,7 +35,7 @@ GUEST=198.51.100.1
 HOST=198.51.100.2
 tmp=$(mktemp -d)
 
-ktap_plan 12
+ktap_plan 13
 
 v6_sysctls="net.ipv6.conf.all.disable_ipv6 net.ipv6.conf.default.disable_ipv6 net.ipv6.conf.$nic.disable_ipv6"
 v6_saved=$(for s in $v6_sysctls; do echo "$s=$(sysctl -n "$s")"; done)
@@ -175,6 +178,36 @@ both_rings() {
 }
 ktap_check "... the host's flows arrive on both rings, vrss0's queues count what each ring delivered, no IPI" \
 	both_rings
+
+# syns: SYNS SYNs from the host, once vrss0 has taken them all in.
+syns() {
+	local r
+	r=$(vrss_rx_packets)
+	host "$VRSS_TRAFFIC" syn $GUEST 16 $((SYNS / 16)) > /dev/null || return 1
+	vrss_wait_count /sys/class/net/vrss0/statistics/rx_packets $((r + SYNS))
+}
+recommit() {
+	local l0 t0 l1 t1 l2 t
+	l0=$(vrss_stat vrss0 device_late_frames)
+	t0=$(vrss_stat vrss0 device_tables)
+	ethtool -X "$nic" weight 1 0 || return 1
+	syns || return 1
+	l1=$(vrss_stat vrss0 device_late_frames)
+	# vrss writes its table again within 100 ms of the first late frame.
+	for t in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(nic_table)" = "$(vrss_sys effective_indir)" ] && break
+		sleep 0.1
+	done
+	t1=$(vrss_stat vrss0 device_tables)
+	syns || return 1
+	l2=$(vrss_stat vrss0 device_late_frames)
+	echo "# NIC's table rewritten every entry on ring 0: $((l1 - l0)) of $SYNS SYNs late;" \
+	     "tables written +$((t1 - t0)); the next $SYNS SYNs: $((l2 - l1)) late"
+	[ $((l1 - l0)) -gt 0 ] && [ $((t1 - t0)) -ge 1 ] && [ "$l2" = "$l1" ] &&
+		[ "$(nic_table)" = "$(vrss_sys effective_indir)" ]
+}
+ktap_check "a NIC table rewritten behind vrss: frames counted late, vrss's table written again, none late after" \
+	recommit
 
 # The threshold 0 and 100 by turns, every 50 ms, sampled every 20 ms: the
 # width (and so the NIC's table) goes back and forth under the host's
