@@ -464,7 +464,7 @@ static bool vrss_device_may_take(struct vrss_dev *vd)
 	bool ok;
 
 	mutex_lock(&vd->steer_lock);
-	ok = vd->all_home && !vrss_hashing_draining(vd->hs.state);
+	ok = vrss_move_home(vd) && !vrss_hashing_draining(vd->hs.state);
 	mutex_unlock(&vd->steer_lock);
 	return ok;
 }

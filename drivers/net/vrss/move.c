@@ -600,6 +600,8 @@ void vrss_move_init(struct vrss_dev *vd)
 		skb_queue_head_init(&vd->park[b]);
 	memset(vd->park_behind, 0, sizeof(vd->park_behind));
 	INIT_WORK(&vd->park_work, vrss_park_work);
+	/* Every bucket starts on the primary. */
+	vd->all_home = true;
 }
 
 /* Teardown, the queues stopped: frames still parked are dropped. */
@@ -659,6 +661,19 @@ bool vrss_move_tick(struct vrss_dev *vd)
 		queue_work(system_highpri_wq, &vd->park_work);
 	vd->all_home = home;
 	return !flagged;
+}
+
+/* Under steer_lock: every bucket on the primary, nothing on vrss's rings. */
+bool vrss_move_home(struct vrss_dev *vd)
+{
+	unsigned int b;
+
+	if (vd->all_home)
+		return true;
+	for (b = 0; b < VRSS_INDIR_SIZE; b++)
+		if (atomic64_read(&vd->buckets[b]))
+			return false;
+	return true;
 }
 
 /*

@@ -385,6 +385,7 @@ unsigned int vrss_move_drain(struct vrss_dev *vd);
 void vrss_move_steer_changed(struct vrss_dev *vd);
 bool vrss_move_tick(struct vrss_dev *vd);
 bool vrss_move_settled(struct vrss_dev *vd);
+bool vrss_move_home(struct vrss_dev *vd);
 
 /* queue.c */
 int vrss_queues_init(void);
