@@ -101,16 +101,6 @@ unsigned int vrss_device_rings(struct vrss_dev *vd)
 	return vrss_device_held(vd) ? READ_ONCE(vd->dm.rings) : UINT_MAX;
 }
 
-u64 vrss_device_commits(struct vrss_dev *vd)
-{
-	return atomic64_read(&vd->dm.commits);
-}
-
-u64 vrss_device_late(struct vrss_dev *vd)
-{
-	return atomic64_read(&vd->dm.late);
-}
-
 static u8 *vrss_device_key(u32 *table, u32 size)
 {
 	return (u8 *)(table + size);

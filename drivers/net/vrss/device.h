@@ -41,7 +41,5 @@ void vrss_device_take(struct vrss_dev *vd);
 void vrss_device_release(struct vrss_dev *vd);
 void vrss_device_steer_changed(struct vrss_dev *vd);
 unsigned int vrss_device_rings(struct vrss_dev *vd);
-u64 vrss_device_commits(struct vrss_dev *vd);
-u64 vrss_device_late(struct vrss_dev *vd);
 
 #endif /* _VRSS_DEVICE_H */

@@ -310,9 +310,9 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	data[5] = atomic64_read(&vd->contract_events);
 	data[6] = atomic64_read(&vd->rebalance_events);
 	data[7] = atomic64_read(&vd->rebalance_buckets);
-	data[8] = vrss_device_commits(vd);
+	data[8] = atomic64_read(&vd->dm.commits);
 	data[9] = atomic64_read(&vd->dm.commit_errors);
-	data[10] = vrss_device_late(vd);
+	data[10] = atomic64_read(&vd->dm.late);
 }
 
 const struct ethtool_ops vrss_ethtool_ops = {
