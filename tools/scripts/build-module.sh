@@ -17,7 +17,7 @@ out=${VRSS_BUILD_OUT:-$repo/build/$kver}
 mkdir -p "$out"
 # Relink from scratch: a source that was removed must not linger.
 find "$out" -type l -delete
-(cd "$repo" && find Kbuild drivers include -type f \( -name '*.[ch]' -o -name Kbuild \)) |
+(cd "$repo" && find Kbuild drivers include -type f \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c') |
 while read -r f; do
 	mkdir -p "$out/$(dirname "$f")"
 	ln -s "$repo/$f" "$out/$f"

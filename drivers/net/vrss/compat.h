@@ -179,22 +179,4 @@ static inline void vrss_compat_queue_set_napi(struct net_device *dev,
 #endif
 }
 
-/*
- * Flush @napi's GRO and hand up the frames it batched, as the core does
- * when a poll completes: gro_normal_list() calls a function the kernel
- * does not export, netif_receive_skb_list() the same one.  The batch is
- * napi_struct's up to 6.14 (struct gro_node's since).
- */
-static inline void vrss_compat_gro_flush(struct napi_struct *napi)
-{
-	LIST_HEAD(list);
-
-	napi_gro_flush(napi, false);
-	if (!napi->rx_count)
-		return;
-	list_splice_init(&napi->rx_list, &list);
-	napi->rx_count = 0;
-	netif_receive_skb_list(&list);
-}
-
 #endif /* _VRSS_COMPAT_H */

@@ -230,7 +230,7 @@ bool vrss_device_hold(struct vrss_dev *vd, struct sk_buff *skb, unsigned int b,
 	if (unlikely(drop))
 		vrss_queue_drop(&vd->queues[0], skb, SKB_DROP_REASON_FULL_RING);
 	else if (queued)
-		atomic64_inc(&vd->rx_held);
+		atomic64_inc(&vd->mv.held);
 	return queued;
 }
 
@@ -390,8 +390,8 @@ static void vrss_device_commit(struct vrss_dev *vd)
 		return;
 	}
 	mutex_lock(&vd->steer_lock);
-	steer = rcu_dereference_protected(vd->steer, lockdep_is_held(&vd->steer_lock));
-	rss = rcu_dereference_protected(vd->rss, lockdep_is_held(&vd->steer_lock));
+	steer = rcu_dereference_protected(vd->rss.steer, lockdep_is_held(&vd->steer_lock));
+	rss = rcu_dereference_protected(vd->rss.user, lockdep_is_held(&vd->steer_lock));
 	for (j = 0; j < dm->size; j++)
 		table[j] = min(steer->queue[j % VRSS_INDIR_SIZE], dm->rings - 1);
 	memcpy(vrss_device_key(table, dm->size), rss->key, dm->key_size);

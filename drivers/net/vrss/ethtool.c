@@ -71,7 +71,7 @@ static int vrss_set_channels(struct net_device *dev,
 
 	/* A user-set table must still fit; the default one follows. */
 	if (netif_is_rxfh_configured(dev)) {
-		const struct vrss_rss *rss = rtnl_dereference(vd->rss);
+		const struct vrss_rss *rss = rtnl_dereference(vd->rss.user);
 
 		if (vrss_indir_max(rss->indir) >= n)
 			return -EINVAL;
@@ -100,7 +100,7 @@ static int vrss_rxfh_get(struct net_device *dev, u32 *indir, u8 *key,
 			 u8 *hfunc)
 {
 	struct vrss_dev *vd = netdev_priv(dev);
-	const struct vrss_rss *rss = rtnl_dereference(vd->rss);
+	const struct vrss_rss *rss = rtnl_dereference(vd->rss.user);
 
 	if (hfunc)
 		*hfunc = ETH_RSS_HASH_TOP;
@@ -160,7 +160,7 @@ static int vrss_get_rxfh_fields(struct vrss_dev *vd, struct ethtool_rxnfc *nfc)
 	int flow = vrss_flow_of(nfc->flow_type);
 
 	if (flow >= 0) {
-		nfc->data = READ_ONCE(vd->hash_ports) & BIT(flow) ? VRSS_RXH_SDFN : VRSS_RXH_SD;
+		nfc->data = READ_ONCE(vd->rss.ports) & BIT(flow) ? VRSS_RXH_SDFN : VRSS_RXH_SD;
 		return 0;
 	}
 	/* Every other IP flow type hashes the addresses only. */
@@ -211,10 +211,10 @@ static int vrss_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *nfc)
 	if (flow < 0 || (nfc->data != VRSS_RXH_SD && nfc->data != VRSS_RXH_SDFN))
 		return -EINVAL;
 	if (nfc->data == VRSS_RXH_SDFN)
-		ports = vd->hash_ports | BIT(flow);
+		ports = vd->rss.ports | BIT(flow);
 	else
-		ports = vd->hash_ports & ~BIT(flow);
-	if (ports == vd->hash_ports)
+		ports = vd->rss.ports & ~BIT(flow);
+	if (ports == vd->rss.ports)
 		return 0;
 	/* Other fields re-map the flows: they hash once their buckets drained. */
 	change.ports = ports;
@@ -304,12 +304,12 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	}
 	data[0] = vrss_rx_nohash(vd);
 	data[1] = atomic64_read(&vd->rx_dropped_down);
-	data[2] = atomic64_read(&vd->rx_held);
-	data[3] = atomic64_read(&vd->bucket_moves);
-	data[4] = atomic64_read(&vd->spread_events);
-	data[5] = atomic64_read(&vd->contract_events);
-	data[6] = atomic64_read(&vd->rebalance_events);
-	data[7] = atomic64_read(&vd->rebalance_buckets);
+	data[2] = atomic64_read(&vd->mv.held);
+	data[3] = atomic64_read(&vd->mv.moves);
+	data[4] = atomic64_read(&vd->gate.spread_events);
+	data[5] = atomic64_read(&vd->gate.contract_events);
+	data[6] = atomic64_read(&vd->gate.rebalance_events);
+	data[7] = atomic64_read(&vd->gate.rebalance_buckets);
 	data[8] = atomic64_read(&vd->dm.commits);
 	data[9] = atomic64_read(&vd->dm.commit_errors);
 	data[10] = atomic64_read(&vd->dm.late);

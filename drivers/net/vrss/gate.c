@@ -17,7 +17,7 @@
  * one (SLEPT, vrss_gate_sleep()), and a paced one whose frames stopped
  * reads as such (vrss_gate_stale_at()).  The state (enum vrss_gate_state)
  * is the work's, under steer_lock; what a frame does meanwhile is armed
- * in gate_arm (gate.h: vrss_gate_frame()).  A timer would wake an idle
+ * in gate.arm (gate.h: vrss_gate_frame()).  A timer would wake an idle
  * vCPU for every sample (its wakeup, the kworker, the scheduler's idle
  * balancing), a cost light traffic pays per frame; the frame's CPU is
  * awake anyway, and is the one the sample is about.
@@ -168,9 +168,9 @@ static bool vrss_cpu_sample(struct vrss_cpu_sample *cs, int cpu)
  */
 static void vrss_gate_sample_buckets(struct vrss_dev *vd)
 {
-	struct vrss_bucket_load *bl = vd->bucket_load;
+	struct vrss_bucket_load *bl = vd->gate.bucket_load;
 
-	if (vd->width <= 1) {
+	if (vd->rss.width <= 1) {
 		if (bl->paused)
 			return;
 		bl->paused = true;
@@ -195,19 +195,19 @@ static void vrss_gate_sample_buckets(struct vrss_dev *vd)
  */
 static void vrss_gate_sample_all(struct vrss_dev *vd)
 {
-	struct vrss_load *raw = vd->load_raw;
+	struct vrss_load *raw = vd->gate.load_raw;
 	unsigned int i;
 	int cpu;
 
 	/* Not while a CPU comes or goes (its callback places the queues). */
 	cpus_read_lock();
-	cpumask_clear(vd->primary);
-	vd->primary_cpu = -1;
+	cpumask_clear(vd->gate.primary);
+	vd->gate.primary_cpu = -1;
 	raw[0].busy = 0;
 	raw[0].net = 0;
 	for_each_possible_cpu(cpu) {
-		struct vrss_cpu_sample *cs = &vd->samples[cpu];
-		unsigned long seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
+		struct vrss_cpu_sample *cs = &vd->gate.samples[cpu];
+		unsigned long seen = READ_ONCE(per_cpu_ptr(vd->rx.pcpu, cpu)->seen);
 		bool delivered = seen != cs->seen;
 
 		cs->seen = seen;
@@ -220,20 +220,20 @@ static void vrss_gate_sample_all(struct vrss_dev *vd)
 			cs->load = (struct vrss_load){ 0 };
 		if (!delivered)
 			continue;
-		cpumask_set_cpu(cpu, vd->primary);
-		if (vd->primary_cpu < 0 || cs->load.busy > raw[0].busy) {
+		cpumask_set_cpu(cpu, vd->gate.primary);
+		if (vd->gate.primary_cpu < 0 || cs->load.busy > raw[0].busy) {
 			raw[0] = cs->load;
-			vd->primary_cpu = cpu;
+			vd->gate.primary_cpu = cpu;
 		}
 	}
-	if (!cpumask_empty(vd->primary))
-		vrss_queues_place(vd, vd->primary);
+	if (!cpumask_empty(vd->gate.primary))
+		vrss_queues_place(vd, vd->gate.primary);
 	vrss_gate_sample_buckets(vd);
 	/* Spread queues: their CPU's sample, just taken (offline: idle). */
-	for (i = 1; i < vd->policy->nr; i++) {
+	for (i = 1; i < vd->gate.policy->nr; i++) {
 		cpu = READ_ONCE(vd->queues[i].cpu);
 		if (cpu_online(cpu))
-			raw[i] = vd->samples[cpu].load;
+			raw[i] = vd->gate.samples[cpu].load;
 		else
 			raw[i] = (struct vrss_load){ 0 };
 	}
@@ -243,8 +243,8 @@ static void vrss_gate_sample_all(struct vrss_dev *vd)
 /* Under steer_lock: put the policy's width into effect. */
 static void vrss_gate_apply(struct vrss_dev *vd, unsigned int width)
 {
-	struct vrss_policy *p = vd->policy;
-	unsigned int old = vd->width, i, sum = 0;
+	struct vrss_policy *p = vd->gate.policy;
+	unsigned int old = vd->rss.width, i, sum = 0;
 
 	if (width == old)
 		return;
@@ -257,7 +257,7 @@ static void vrss_gate_apply(struct vrss_dev *vd, unsigned int width)
 		sum += vrss_policy_load(p, i);
 	trace_vrss_width_change(vd->dev, old, width, vrss_policy_load(p, 0),
 				old ? sum / old : 0);
-	atomic64_inc(width > old ? &vd->spread_events : &vd->contract_events);
+	atomic64_inc(width > old ? &vd->gate.spread_events : &vd->gate.contract_events);
 }
 
 /*
@@ -268,35 +268,35 @@ static void vrss_gate_apply(struct vrss_dev *vd, unsigned int width)
  */
 static void vrss_gate_rebalance(struct vrss_dev *vd)
 {
-	const struct vrss_bucket_load *bl = vd->bucket_load;
-	struct vrss_load *load = vd->rebal_load;
-	struct vrss_policy *p = vd->policy;
+	const struct vrss_bucket_load *bl = vd->gate.bucket_load;
+	struct vrss_load *load = vd->gate.rebal_load;
+	struct vrss_policy *p = vd->gate.policy;
 	struct vrss_rebal_result res;
 	unsigned int width, moved;
 
-	width = vrss_rss_get_steer(vd, vd->rebal_table);
+	width = vrss_rss_get_steer(vd, vd->gate.rebal_table);
 	if (width < 2 || width > p->nr)
 		return;
 	/*
 	 * rss.c rebuilt the table from the user's since (a width, table or
 	 * queue count change, rebalancing turned off): forget the holds.
 	 */
-	if (vd->rebal_gen != vd->steer_gen) {
-		vrss_rebal_reset(&vd->rebal);
-		vd->rebal_gen = vd->steer_gen;
+	if (vd->gate.rebal_gen != vd->rss.gen) {
+		vrss_rebal_reset(&vd->gate.rebal);
+		vd->gate.rebal_gen = vd->rss.gen;
 	}
 	memcpy(load, p->load, width * sizeof(*load));
-	load[0].net = vrss_rebal_primary_net(load[0].net, vd->rebal_table,
+	load[0].net = vrss_rebal_primary_net(load[0].net, vd->gate.rebal_table,
 					     bl->weight);
 
-	moved = vrss_rebal_step(&vd->rebal, vd->rebal_table, bl->weight, load,
-				width, vd->knobs[VRSS_KNOB_THRESHOLD],
-				vd->knobs[VRSS_KNOB_HYSTERESIS], &res);
+	moved = vrss_rebal_step(&vd->gate.rebal, vd->gate.rebal_table, bl->weight, load,
+				width, vd->gate.knobs[VRSS_KNOB_THRESHOLD],
+				vd->gate.knobs[VRSS_KNOB_HYSTERESIS], &res);
 	/* No memory for the table: nothing moved, the next interval may. */
-	if (!moved || vrss_rss_set_steer(vd, vd->rebal_table))
+	if (!moved || vrss_rss_set_steer(vd, vd->gate.rebal_table))
 		return;
-	atomic64_inc(&vd->rebalance_events);
-	atomic64_add(moved, &vd->rebalance_buckets);
+	atomic64_inc(&vd->gate.rebalance_events);
+	atomic64_add(moved, &vd->gate.rebalance_buckets);
 	trace_vrss_rebalance(vd->dev, res.from, res.to, moved,
 			     vrss_policy_round(load[res.from].busy),
 			     vrss_policy_round(load[res.to].busy),
@@ -311,7 +311,7 @@ static struct workqueue_struct *vrss_gate_wq(int cpu)
 
 static unsigned long vrss_gate_interval(const struct vrss_dev *vd)
 {
-	return msecs_to_jiffies(vd->knobs[VRSS_KNOB_INTERVAL_MS]);
+	return msecs_to_jiffies(vd->gate.knobs[VRSS_KNOB_INTERVAL_MS]);
 }
 
 /*
@@ -351,10 +351,10 @@ static void vrss_gate_queue_at(struct vrss_dev *vd, unsigned long next)
 		delay = 0;
 	cpus_read_lock();
 	for_each_online_cpu(cpu)
-		if (!cpumask_test_cpu(cpu, vd->primary) &&
+		if (!cpumask_test_cpu(cpu, vd->gate.primary) &&
 		    housekeeping_cpu(cpu, HK_TYPE_WQ) &&
-		    (best < 0 || vd->samples[cpu].load.busy <
-				 vd->samples[best].load.busy))
+		    (best < 0 || vd->gate.samples[cpu].load.busy <
+				 vd->gate.samples[best].load.busy))
 			best = cpu;
 	if (best < 0)
 		best = WORK_CPU_UNBOUND;
@@ -373,7 +373,7 @@ static bool vrss_gate_seen_since(struct vrss_dev *vd)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		if (READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen) != vd->samples[cpu].seen)
+		if (READ_ONCE(per_cpu_ptr(vd->rx.pcpu, cpu)->seen) != vd->gate.samples[cpu].seen)
 			return true;
 	return false;
 }
@@ -390,10 +390,10 @@ static bool vrss_gate_pace(struct vrss_dev *vd, unsigned long due)
 {
 	vd->gate.state = VRSS_GATE_PACED;
 	/* No frame woke it late yet (vrss_gate_frame()). */
-	WRITE_ONCE(vd->gate_woke, due);
-	WRITE_ONCE(vd->gate_due, due);
+	WRITE_ONCE(vd->gate.woke, due);
+	WRITE_ONCE(vd->gate.due, due);
 	/* gate_due before ARM_DUE: pairs with the frame's smp_rmb(). */
-	atomic_set_release(&vd->gate_arm, VRSS_GATE_ARM_DUE);
+	atomic_set_release(&vd->gate.arm, VRSS_GATE_ARM_DUE);
 	/*
 	 * Paced before the buckets are read; pairs with vrss_park_begin()'s
 	 * barrier: a bucket parking meanwhile sees PACED and wakes the work,
@@ -401,7 +401,7 @@ static bool vrss_gate_pace(struct vrss_dev *vd, unsigned long due)
 	 */
 	smp_mb();
 	if (vrss_move_settled(vd) ||
-	    atomic_xchg(&vd->gate_arm, VRSS_GATE_ARM_NONE) == VRSS_GATE_ARM_NONE)
+	    atomic_xchg(&vd->gate.arm, VRSS_GATE_ARM_NONE) == VRSS_GATE_ARM_NONE)
 		return true;	/* or its wakeup is queued */
 	vd->gate.state = VRSS_GATE_TIMED;
 	return false;
@@ -415,8 +415,8 @@ static bool vrss_gate_pace(struct vrss_dev *vd, unsigned long due)
  */
 static bool vrss_gate_stale_at(const struct vrss_dev *vd, unsigned long at)
 {
-	return vd->gate.state == VRSS_GATE_PACED && !vrss_gate_ahead(vd->gate_due) &&
-	       at - vd->gate_due > vrss_gate_interval(vd);
+	return vd->gate.state == VRSS_GATE_PACED && !vrss_gate_ahead(vd->gate.due) &&
+	       at - vd->gate.due > vrss_gate_interval(vd);
 }
 
 /*
@@ -450,15 +450,15 @@ bool vrss_gate_running(const struct vrss_dev *vd)
 static bool vrss_gate_sleep(struct vrss_dev *vd, unsigned int width, bool settled,
 			    unsigned long start)
 {
-	if (width != 1 || vd->width != 1 || !settled)
+	if (width != 1 || vd->rss.width != 1 || !settled)
 		return false;
-	if (!cpumask_empty(vd->primary))
+	if (!cpumask_empty(vd->gate.primary))
 		return vrss_gate_pace(vd, vrss_gate_next(vd, start));
 	/* No frame, no load: sysfs reads 0, and the wake starts over. */
-	vrss_policy_reset(vd->policy, vd->knobs[VRSS_KNOB_THRESHOLD],
+	vrss_policy_reset(vd->gate.policy, vd->gate.knobs[VRSS_KNOB_THRESHOLD],
 			  vrss_rss_max_width(vd));
 	vd->gate.state = VRSS_GATE_SLEPT;
-	atomic_set(&vd->gate_arm, VRSS_GATE_ARM_ANY);
+	atomic_set(&vd->gate.arm, VRSS_GATE_ARM_ANY);
 	/*
 	 * Idle before the counters are read again.  A frame has no barrier
 	 * (rx.c): one that both sides miss leaves the wakeup to the next.
@@ -466,7 +466,7 @@ static bool vrss_gate_sleep(struct vrss_dev *vd, unsigned int width, bool settle
 	smp_mb();
 	/* A frame since the sample: awake, unless it woke the work itself. */
 	if (vrss_gate_seen_since(vd) &&
-	    atomic_xchg(&vd->gate_arm, VRSS_GATE_ARM_NONE) != VRSS_GATE_ARM_NONE) {
+	    atomic_xchg(&vd->gate.arm, VRSS_GATE_ARM_NONE) != VRSS_GATE_ARM_NONE) {
 		vd->gate.state = VRSS_GATE_TIMED;
 		return false;
 	}
@@ -476,7 +476,7 @@ static bool vrss_gate_sleep(struct vrss_dev *vd, unsigned int width, bool settle
 /* The load work, on its timer or queued by a frame (gate.kick). */
 static void vrss_gate_run(struct vrss_dev *vd)
 {
-	struct vrss_policy *p = vd->policy;
+	struct vrss_policy *p = vd->gate.policy;
 	unsigned long start = jiffies, due;
 	unsigned int width;
 	bool settled;
@@ -490,11 +490,11 @@ static void vrss_gate_run(struct vrss_dev *vd)
 	 * parking, a reconfiguration): the tick, not a sample of a few
 	 * milliseconds, which the policy would weigh as a whole interval.
 	 */
-	if (vd->gate.state == VRSS_GATE_PACED && vrss_gate_ahead(vd->gate_due)) {
+	if (vd->gate.state == VRSS_GATE_PACED && vrss_gate_ahead(vd->gate.due)) {
 		vd->gate.state = VRSS_GATE_TIMED;
-		due = vd->gate_due;
+		due = vd->gate.due;
 		settled = vrss_move_tick(vd);
-		if (vd->width != 1 || !settled || !vrss_gate_pace(vd, due))
+		if (vd->rss.width != 1 || !settled || !vrss_gate_pace(vd, due))
 			vrss_gate_queue_at(vd, due);
 		goto out;
 	}
@@ -505,18 +505,18 @@ static void vrss_gate_run(struct vrss_dev *vd)
 	 * the frame came, not when the work runs: on a busy CPU the work
 	 * can start late, and every sample would be a new start.
 	 */
-	if (vrss_gate_stale_at(vd, READ_ONCE(vd->gate_woke))) {
-		vrss_policy_reset(p, vd->knobs[VRSS_KNOB_THRESHOLD],
+	if (vrss_gate_stale_at(vd, READ_ONCE(vd->gate.woke))) {
+		vrss_policy_reset(p, vd->gate.knobs[VRSS_KNOB_THRESHOLD],
 				  vrss_rss_max_width(vd));
 		vd->gate.state = VRSS_GATE_SLEPT;
 	}
 	if (vd->gate.state == VRSS_GATE_SLEPT) {
 		vd->gate.state = VRSS_GATE_TIMED;
 		for_each_possible_cpu(cpu)
-			vd->samples[cpu].valid = false;
+			vd->gate.samples[cpu].valid = false;
 		vrss_gate_sample_all(vd);
 		settled = vrss_move_tick(vd);
-		if (!vrss_gate_sleep(vd, vd->width, settled, start))
+		if (!vrss_gate_sleep(vd, vd->rss.width, settled, start))
 			vrss_gate_queue(vd, start);
 		goto out;
 	}
@@ -524,24 +524,25 @@ static void vrss_gate_run(struct vrss_dev *vd)
 	vd->gate.state = VRSS_GATE_TIMED;
 	vrss_gate_sample_all(vd);
 	settled = vrss_move_tick(vd);
-	width = vrss_policy_step(p, vd->knobs[VRSS_KNOB_THRESHOLD],
-				 vd->knobs[VRSS_KNOB_HYSTERESIS], vd->load_raw,
+	width = vrss_policy_step(p, vd->gate.knobs[VRSS_KNOB_THRESHOLD],
+				 vd->gate.knobs[VRSS_KNOB_HYSTERESIS], vd->gate.load_raw,
 				 vrss_rss_max_width(vd));
-	trace_vrss_load_sample(vd->dev, width, vd->primary_cpu,
-			       vd->load_raw[0].busy, vd->load_raw[0].net,
+	trace_vrss_load_sample(vd->dev, width, vd->gate.primary_cpu,
+			       vd->gate.load_raw[0].busy, vd->gate.load_raw[0].net,
 			       vrss_policy_load(p, 0));
 	/*
 	 * At a steady width, buckets may move by load; while the policy is
 	 * about to widen (above the threshold, queues to spare) they wait,
 	 * since the new width starts again from the user's table.
 	 */
-	if (width == vd->width && width > 1 && vd->knobs[VRSS_KNOB_REBALANCE] &&
+	if (width == vd->rss.width && width > 1 && vd->gate.knobs[VRSS_KNOB_REBALANCE] &&
 	    (!p->above || width >= vrss_rss_max_width(vd)))
 		vrss_gate_rebalance(vd);
 	else
 		vrss_gate_apply(vd, width);
 	/* The buckets' loads are counted while rebalancing can use them. */
-	WRITE_ONCE(vd->count_buckets, vd->width > 1 && vd->knobs[VRSS_KNOB_REBALANCE]);
+	WRITE_ONCE(vd->gate.count_buckets,
+		   vd->rss.width > 1 && vd->gate.knobs[VRSS_KNOB_REBALANCE]);
 	if (!vrss_gate_sleep(vd, width, settled, start))
 		vrss_gate_queue(vd, start);
 out:
@@ -569,8 +570,8 @@ static void __vrss_gate_reconfig(struct vrss_dev *vd)
 	lockdep_assert_held(&vd->steer_lock);
 	if (vd->gate.state == VRSS_GATE_OFF)
 		return;
-	vrss_gate_apply(vd, vrss_policy_config(vd->policy,
-					       vd->knobs[VRSS_KNOB_THRESHOLD],
+	vrss_gate_apply(vd, vrss_policy_config(vd->gate.policy,
+					       vd->gate.knobs[VRSS_KNOB_THRESHOLD],
 					       vrss_rss_max_width(vd)));
 	vrss_gate_wake(vd);
 }
@@ -597,14 +598,14 @@ void vrss_gate_start_locked(struct vrss_dev *vd)
 	vd->gate.state = VRSS_GATE_TIMED;
 	/* A first sample of its own: nothing from before counts. */
 	for_each_possible_cpu(cpu) {
-		vd->samples[cpu].valid = false;
-		vd->samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->pcpu, cpu)->seen);
+		vd->gate.samples[cpu].valid = false;
+		vd->gate.samples[cpu].seen = READ_ONCE(per_cpu_ptr(vd->rx.pcpu, cpu)->seen);
 	}
 	vrss_gate_sample_all(vd);
 	/* Nor the buckets' weights: the loads start over too. */
-	memset(vd->bucket_load->weight, 0, sizeof(vd->bucket_load->weight));
-	vrss_gate_apply(vd, vrss_policy_reset(vd->policy,
-					      vd->knobs[VRSS_KNOB_THRESHOLD],
+	memset(vd->gate.bucket_load->weight, 0, sizeof(vd->gate.bucket_load->weight));
+	vrss_gate_apply(vd, vrss_policy_reset(vd->gate.policy,
+					      vd->gate.knobs[VRSS_KNOB_THRESHOLD],
 					      vrss_rss_max_width(vd)));
 	vrss_gate_queue(vd, jiffies);
 }
@@ -622,7 +623,7 @@ void vrss_gate_stop(struct vrss_dev *vd)
 	mutex_lock(&vd->steer_lock);
 	slept = vd->gate.state == VRSS_GATE_SLEPT || vd->gate.state == VRSS_GATE_PACED;
 	vd->gate.state = VRSS_GATE_OFF;
-	atomic_set(&vd->gate_arm, VRSS_GATE_ARM_NONE);
+	atomic_set(&vd->gate.arm, VRSS_GATE_ARM_NONE);
 	mutex_unlock(&vd->steer_lock);
 	/*
 	 * Asleep or paced: a frame may be queueing the kick.  At width 1
@@ -643,7 +644,7 @@ int vrss_gate_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 		return -EINVAL;
 
 	mutex_lock(&vd->steer_lock);
-	vd->knobs[knob] = val;
+	vd->gate.knobs[knob] = val;
 	/*
 	 * The next sample at the new interval, unless the work sleeps: a
 	 * frame's wakeup, already queued, would be pushed back.  Paced and
@@ -653,14 +654,14 @@ int vrss_gate_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 	    vd->gate.state != VRSS_GATE_SLEPT && cancel_delayed_work(&vd->gate.work))
 		vrss_gate_queue(vd, jiffies);
 	if (knob == VRSS_KNOB_INTERVAL_MS && vd->gate.state == VRSS_GATE_PACED &&
-	    vrss_gate_ahead(vd->gate_due))
-		WRITE_ONCE(vd->gate_due, jiffies + vrss_gate_interval(vd));
+	    vrss_gate_ahead(vd->gate.due))
+		WRITE_ONCE(vd->gate.due, jiffies + vrss_gate_interval(vd));
 	/*
 	 * Rebalancing off: back to the user's table (in order, as any move);
 	 * on allocation failure the rebalanced one stays until the next.
 	 */
 	if (knob == VRSS_KNOB_REBALANCE && !val)
-		vrss_rss_set_width(vd, vd->width);
+		vrss_rss_set_width(vd, vd->rss.width);
 	__vrss_gate_reconfig(vd);
 	mutex_unlock(&vd->steer_lock);
 	return 0;
@@ -668,17 +669,17 @@ int vrss_gate_set_knob(struct vrss_dev *vd, enum vrss_knob knob,
 
 static void vrss_gate_free(struct vrss_dev *vd)
 {
-	free_cpumask_var(vd->primary);
-	kfree(vd->rebal_load);
-	vd->rebal_load = NULL;
-	kfree(vd->bucket_load);
-	vd->bucket_load = NULL;
-	kfree(vd->samples);
-	vd->samples = NULL;
-	kfree(vd->load_raw);
-	vd->load_raw = NULL;
-	kfree(vd->policy);
-	vd->policy = NULL;
+	free_cpumask_var(vd->gate.primary);
+	kfree(vd->gate.rebal_load);
+	vd->gate.rebal_load = NULL;
+	kfree(vd->gate.bucket_load);
+	vd->gate.bucket_load = NULL;
+	kfree(vd->gate.samples);
+	vd->gate.samples = NULL;
+	kfree(vd->gate.load_raw);
+	vd->gate.load_raw = NULL;
+	kfree(vd->gate.policy);
+	vd->gate.policy = NULL;
 }
 
 /* Off (VRSS_GATE_OFF, a zeroed device's), with the default knobs. */
@@ -687,25 +688,25 @@ int vrss_gate_init(struct vrss_dev *vd)
 	unsigned int nr = vd->dev->num_rx_queues, i;
 
 	vd->gate.state = VRSS_GATE_OFF;
-	atomic_set(&vd->gate_arm, VRSS_GATE_ARM_NONE);
+	atomic_set(&vd->gate.arm, VRSS_GATE_ARM_NONE);
 	INIT_DELAYED_WORK(&vd->gate.work, vrss_gate_work);
 	INIT_WORK(&vd->gate.kick, vrss_gate_kick);
-	vd->policy = kzalloc(struct_size(vd->policy, load, nr), GFP_KERNEL);
-	vd->load_raw = kcalloc(nr, sizeof(*vd->load_raw), GFP_KERNEL);
-	vd->samples = kcalloc(nr_cpu_ids, sizeof(*vd->samples), GFP_KERNEL);
-	vd->bucket_load = kzalloc(sizeof(*vd->bucket_load), GFP_KERNEL);
-	vd->rebal_load = kcalloc(nr, sizeof(*vd->rebal_load), GFP_KERNEL);
-	if (!vd->policy || !vd->load_raw || !vd->samples || !vd->bucket_load ||
-	    !vd->rebal_load ||
-	    !zalloc_cpumask_var(&vd->primary, GFP_KERNEL)) {
+	vd->gate.policy = kzalloc(struct_size(vd->gate.policy, load, nr), GFP_KERNEL);
+	vd->gate.load_raw = kcalloc(nr, sizeof(*vd->gate.load_raw), GFP_KERNEL);
+	vd->gate.samples = kcalloc(nr_cpu_ids, sizeof(*vd->gate.samples), GFP_KERNEL);
+	vd->gate.bucket_load = kzalloc(sizeof(*vd->gate.bucket_load), GFP_KERNEL);
+	vd->gate.rebal_load = kcalloc(nr, sizeof(*vd->gate.rebal_load), GFP_KERNEL);
+	if (!vd->gate.policy || !vd->gate.load_raw || !vd->gate.samples || !vd->gate.bucket_load ||
+	    !vd->gate.rebal_load ||
+	    !zalloc_cpumask_var(&vd->gate.primary, GFP_KERNEL)) {
 		vrss_gate_free(vd);
 		return -ENOMEM;
 	}
-	vd->primary_cpu = -1;
-	vd->policy->nr = nr;
-	vd->policy->width = 1;
+	vd->gate.primary_cpu = -1;
+	vd->gate.policy->nr = nr;
+	vd->gate.policy->width = 1;
 	for (i = 0; i < VRSS_KNOBS; i++)
-		vd->knobs[i] = READ_ONCE(vrss_params[i].val);
+		vd->gate.knobs[i] = READ_ONCE(vrss_params[i].val);
 	return 0;
 }
 

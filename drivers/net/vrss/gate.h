@@ -11,12 +11,12 @@
 /*
  * A waiting gate woken, once, on this CPU: by a frame (rx.c), a bucket
  * that starts parking (move.c: the work's tick is the backstop of parked
- * frames) or a reconfiguration.  gate_arm is set only while it waits.
+ * frames) or a reconfiguration.  gate.arm is set only while it waits.
  */
 static inline void vrss_gate_wake(struct vrss_dev *vd)
 {
-	if (atomic_read(&vd->gate_arm) != VRSS_GATE_ARM_NONE &&
-	    atomic_xchg(&vd->gate_arm, VRSS_GATE_ARM_NONE) != VRSS_GATE_ARM_NONE)
+	if (atomic_read(&vd->gate.arm) != VRSS_GATE_ARM_NONE &&
+	    atomic_xchg(&vd->gate.arm, VRSS_GATE_ARM_NONE) != VRSS_GATE_ARM_NONE)
 		queue_work(system_highpri_wq, &vd->gate.kick);
 }
 
@@ -34,17 +34,17 @@ static inline bool vrss_gate_ahead(unsigned long due)
 /* Every hashed frame: while paced, a jiffies compare. */
 static inline void vrss_gate_frame(struct vrss_dev *vd)
 {
-	int arm = atomic_read(&vd->gate_arm);
+	int arm = atomic_read(&vd->gate.arm);
 
 	if (arm == VRSS_GATE_ARM_NONE)
 		return;
 	if (arm == VRSS_GATE_ARM_DUE) {
 		/* ARM_DUE before gate_due; pairs with vrss_gate_pace(). */
 		smp_rmb();
-		if (vrss_gate_ahead(READ_ONCE(vd->gate_due)))
+		if (vrss_gate_ahead(READ_ONCE(vd->gate.due)))
 			return;
 		/* Read by the work (vrss_gate_stale_at()), after the xchg. */
-		WRITE_ONCE(vd->gate_woke, jiffies);
+		WRITE_ONCE(vd->gate.woke, jiffies);
 	}
 	vrss_gate_wake(vd);
 }

@@ -20,7 +20,7 @@
  * earlier drain does not end, nor the gate start.  While the device is
  * down the rings do not run: the drain waits for the next open.
  *
- * vrss_dev.hashing is what every frame reads (rx.c): true in every state
+ * vrss_hashing.on is what every frame reads (rx.c): true in every state
  * but OFF, written here alone.
  */
 #include <linux/rtnetlink.h>
@@ -71,7 +71,7 @@ static bool vrss_hashing_step(struct vrss_dev *vd)
 	 * claims wait for hashing (vrss_move_steer_changed()).
 	 */
 	if (off)
-		WRITE_ONCE(vd->hashing, false);
+		WRITE_ONCE(vd->hs.on, false);
 	else if (vd->hs.up)
 		vrss_hashing_gate_start_locked(vd);
 	return true;
@@ -130,7 +130,7 @@ static void vrss_hashing_drain(struct vrss_dev *vd, bool off)
 
 	mutex_lock(&vd->steer_lock);
 	vd->hs.staging = false;
-	if (!vd->hashing) {
+	if (!vd->hs.on) {
 		vrss_rss_rehash(vd);
 		mutex_unlock(&vd->steer_lock);
 		return;
@@ -159,7 +159,7 @@ int vrss_hashing_change(struct vrss_dev *vd, const struct vrss_hashing_change *c
 	int err;
 
 	rehash = c->ports >= 0 ||
-		 (c->key && memcmp(c->key, rtnl_dereference(vd->rss)->key,
+		 (c->key && memcmp(c->key, rtnl_dereference(vd->rss.user)->key,
 				   VRSS_RSS_KEY_SIZE));
 	if (!rehash) {
 		err = vrss_rss_update(vd, c->indir, c->key);
@@ -171,7 +171,7 @@ int vrss_hashing_change(struct vrss_dev *vd, const struct vrss_hashing_change *c
 	 * Hashing starts only under RTNL: if off, it stays off (if on, a
 	 * drain may still stop it meanwhile, which is no harm).
 	 */
-	if (READ_ONCE(vd->hashing)) {
+	if (READ_ONCE(vd->hs.on)) {
 		err = vrss_hashing_stage(vd);
 		if (err) {
 			if ((dev->features & NETIF_F_RXHASH) && netif_running(dev))
@@ -224,7 +224,7 @@ static void vrss_hashing_on(struct vrss_dev *vd)
 	vrss_move_reset(vd);
 	WRITE_ONCE(vd->hs.state, VRSS_HASHING_ON);
 	/* The buckets' states before the flag; pairs with vrss_rx(). */
-	smp_store_release(&vd->hashing, true);
+	smp_store_release(&vd->hs.on, true);
 	mutex_unlock(&vd->steer_lock);
 	if (netif_running(vd->dev))
 		vrss_hashing_gate_start(vd);

@@ -52,42 +52,11 @@
 /* vrss_bucket_leave_ring(): the frame was parked (or dropped). */
 #define VRSS_TAKEN		(U32_MAX - 1)
 
-/*
- * Enqueue a frame of bucket @b on spread queue @to, which the bucket's
- * state names (the caller moved it there): under the ring's producer lock
- * the state is checked again and the tail recorded, so that a move away
- * from @to (made under the same lock) sees every frame enqueued before it.
- * False when the bucket moved meanwhile: decide again.
- */
-static bool vrss_move_enqueue(struct vrss_dev *vd, unsigned int b, u32 to,
-			      struct sk_buff *skb)
-{
-	struct vrss_queue *q = &vd->queues[to];
-	u64 last;
-	int err;
-
-	spin_lock(&q->ring.producer_lock);
-	last = atomic64_read(&vd->buckets[b]);
-	if (unlikely(last & VRSS_BUCKET_FLAGS || vrss_bucket_queue(last) != to)) {
-		spin_unlock(&q->ring.producer_lock);
-		return false;
-	}
-	err = __ptr_ring_produce(&q->ring, skb);
-	if (!err)
-		atomic64_set(&vd->buckets[b], vrss_bucket_pack(to, ++q->tail));
-	spin_unlock(&q->ring.producer_lock);
-	/* Full: its poll may still have to be kicked (frames parked there). */
-	if (unlikely(err))
-		vrss_queue_drop(q, skb, SKB_DROP_REASON_FULL_RING);
-	vrss_queue_kick(q);
-	return true;
-}
-
 /* Bucket @b moved from queue @from to @to: count and trace it once. */
 static void vrss_bucket_moved(struct vrss_dev *vd, unsigned int b, u32 from,
 			      u32 to)
 {
-	atomic64_inc(&vd->bucket_moves);
+	atomic64_inc(&vd->mv.moves);
 	trace_vrss_bucket_move(vd->dev, b, from, to);
 }
 
@@ -103,9 +72,9 @@ static void vrss_park(struct vrss_dev *vd, struct vrss_queue *q, unsigned int b,
 		vrss_queue_drop(q, skb, SKB_DROP_REASON_FULL_RING);
 		return;
 	}
-	__skb_queue_tail(&vd->park[b], skb);
+	__skb_queue_tail(&vd->mv.park[b], skb);
 	q->parked_frames++;
-	atomic64_inc(&vd->rx_held);
+	atomic64_inc(&vd->mv.held);
 }
 
 /* Under @q's producer lock: bucket @b no longer parks its frames on @q. */
@@ -121,7 +90,7 @@ static void vrss_park_to_ring(struct vrss_dev *vd, unsigned int b,
 {
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(&vd->park[b]))) {
+	while ((skb = __skb_dequeue(&vd->mv.park[b]))) {
 		if (unlikely(__ptr_ring_produce(&q->ring, skb)))
 			vrss_queue_drop(q, skb, SKB_DROP_REASON_FULL_RING);
 		else
@@ -138,7 +107,7 @@ static void vrss_park_hand_on(struct vrss_dev *vd, unsigned int b,
 			      struct vrss_queue *t)
 {
 	vrss_park_to_ring(vd, b, t);
-	atomic64_set(&vd->buckets[b], vrss_bucket_pack(t->index, t->tail));
+	atomic64_set(&vd->mv.buckets[b], vrss_bucket_pack(t->index, t->tail));
 }
 
 /*
@@ -148,7 +117,7 @@ static void vrss_park_hand_on(struct vrss_dev *vd, unsigned int b,
 static void vrss_park_onto(struct vrss_dev *vd, unsigned int b,
 			   struct vrss_queue *q, struct vrss_queue *t)
 {
-	vrss_unparked(q, skb_queue_len(&vd->park[b]));
+	vrss_unparked(q, skb_queue_len(&vd->mv.park[b]));
 	vrss_park_hand_on(vd, b, t);
 }
 
@@ -162,8 +131,8 @@ static void vrss_park_onto(struct vrss_dev *vd, unsigned int b,
 static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 			 struct sk_buff_head *list)
 {
-	struct vrss_pcpu *pc = this_cpu_ptr(vd->pcpu);
-	struct sk_buff_head *park = &vd->park[b];
+	struct vrss_pcpu *pc = this_cpu_ptr(vd->rx.pcpu);
+	struct sk_buff_head *park = &vd->mv.park[b];
 	struct sk_buff *skb;
 
 	for (;;) {
@@ -179,7 +148,7 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 		spin_lock(&park->lock);
 		if (skb_queue_empty(park)) {
 			/* Pairs with the acquire of the CPUs that queued behind. */
-			atomic64_set_release(&vd->buckets[b], 0);
+			atomic64_set_release(&vd->mv.buckets[b], 0);
 			spin_unlock(&park->lock);
 			/* Home before draining is read; pairs with its barrier. */
 			smp_mb();
@@ -202,15 +171,15 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 static bool vrss_park_behind(struct vrss_dev *vd, unsigned int b, u64 last,
 			     struct sk_buff *skb)
 {
-	struct sk_buff_head *park = &vd->park[b];
+	struct sk_buff_head *park = &vd->mv.park[b];
 	bool queued = false, drop = false;
 
 	spin_lock(&park->lock);
-	if (atomic64_read(&vd->buckets[b]) == last) {
-		drop = vd->park_behind[b] >= vd->ring_size;
+	if (atomic64_read(&vd->mv.buckets[b]) == last) {
+		drop = vd->mv.park_behind[b] >= vd->ring_size;
 		if (!drop) {
 			__skb_queue_tail(park, skb);
-			vd->park_behind[b]++;
+			vd->mv.park_behind[b]++;
 		}
 		queued = true;
 	}
@@ -218,7 +187,7 @@ static bool vrss_park_behind(struct vrss_dev *vd, unsigned int b, u64 last,
 	if (unlikely(drop))
 		vrss_queue_drop(&vd->queues[0], skb, SKB_DROP_REASON_FULL_RING);
 	else if (queued)
-		atomic64_inc(&vd->rx_held);
+		atomic64_inc(&vd->mv.held);
 	return queued;
 }
 
@@ -259,14 +228,14 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 		 * Under the list's lock too: a CPU that sees DELIVERING queues
 		 * behind under it (vrss_park_behind()), onto an empty list.
 		 */
-		spin_lock(&vd->park[b].lock);
-		vrss_unparked(q, skb_queue_len(&vd->park[b]));
-		skb_queue_splice_tail_init(&vd->park[b], up);
-		vd->park_behind[b] = 0;
+		spin_lock(&vd->mv.park[b].lock);
+		vrss_unparked(q, skb_queue_len(&vd->mv.park[b]));
+		skb_queue_splice_tail_init(&vd->mv.park[b], up);
+		vd->mv.park_behind[b] = 0;
 		/* Nothing to hand up (cannot be: a parked bucket has a frame). */
-		atomic64_set(&vd->buckets[b], skb_queue_empty(up) ? 0 :
+		atomic64_set(&vd->mv.buckets[b], skb_queue_empty(up) ? 0 :
 			     VRSS_BUCKET_DELIVERING | smp_processor_id());
-		spin_unlock(&vd->park[b].lock);
+		spin_unlock(&vd->mv.park[b].lock);
 	}
 	vrss_bucket_moved(vd, b, from, to);
 	return to;
@@ -279,7 +248,7 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 static u64 vrss_ring_lock_held_state(struct vrss_dev *vd, struct vrss_queue *q,
 				     unsigned int b, u32 *head)
 {
-	u64 last = atomic64_read(&vd->buckets[b]);
+	u64 last = atomic64_read(&vd->mv.buckets[b]);
 
 	/* Pairs with the poll's release: frames up to head are in the stack. */
 	*head = smp_load_acquire(&q->head);
@@ -301,7 +270,7 @@ static u64 vrss_park_begin(struct vrss_dev *vd, struct vrss_queue *q,
 			   unsigned int b, u64 last, u32 *head)
 {
 	last |= VRSS_BUCKET_PARKED;
-	atomic64_set(&vd->buckets[b], last);
+	atomic64_set(&vd->mv.buckets[b], last);
 	WRITE_ONCE(q->parked_buckets, q->parked_buckets + 1);
 	/* Parked before head is read; pairs with vrss_poll_publish()'s. */
 	smp_mb();
@@ -334,7 +303,7 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 	if (last == U64_MAX) {
 		ret = U32_MAX;		/* moved by another CPU meanwhile */
 	} else if (!(last & VRSS_BUCKET_PARKED) && vrss_bucket_drained(last, head)) {
-		atomic64_set(&vd->buckets[b],
+		atomic64_set(&vd->mv.buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
 		vrss_bucket_moved(vd, b, from, to);
 		ret = to;
@@ -347,7 +316,7 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 			vrss_park(vd, q, b, skb);
 			/* @to's lock was taken: the work item tries again. */
 			if (vrss_bucket_drained(last, head))
-				queue_work(system_highpri_wq, &vd->park_work);
+				queue_work(system_highpri_wq, &vd->mv.park_work);
 		}
 	}
 	spin_unlock(&q->ring.producer_lock);
@@ -367,7 +336,7 @@ static bool vrss_park_pending(struct vrss_dev *vd, unsigned int b, u64 last,
 	bool parked = false;
 
 	spin_lock(&t->ring.producer_lock);
-	if (atomic64_read(&vd->buckets[b]) == last) {
+	if (atomic64_read(&vd->mv.buckets[b]) == last) {
 		vrss_park(vd, t, b, skb);
 		parked = true;
 	}
@@ -376,8 +345,9 @@ static bool vrss_park_pending(struct vrss_dev *vd, unsigned int b, u64 last,
 }
 
 /*
- * From vrss_rx(), the slow path of a hashed frame of bucket @b (state
- * @last): the bucket is not simply on the primary.  Loops only when
+ * From vrss_rx(), a hashed frame of bucket @b (state @last) that is
+ * neither on the primary nor on the spread queue the table names: the
+ * bucket is moving, or moved under the producer's lock.  Loops only when
  * another CPU moved the bucket under it.
  */
 rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
@@ -387,7 +357,7 @@ rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 	u32 qi, to;
 
 	__skb_queue_head_init(&up);
-	for (;; last = atomic64_read_acquire(&vd->buckets[b])) {
+	for (;; last = atomic64_read_acquire(&vd->mv.buckets[b])) {
 		if (!last)
 			return vrss_rx_inline(pc, skb);
 		if (unlikely(last & VRSS_BUCKET_DELIVERING)) {
@@ -408,7 +378,7 @@ rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 				break;
 			continue;
 		}
-		to = rcu_dereference(vd->steer)->queue[b];
+		to = rcu_dereference(vd->rss.steer)->queue[b];
 		qi = vrss_bucket_queue(last);
 		if (last & VRSS_BUCKET_PARKED || qi != to)
 			qi = vrss_bucket_leave_ring(vd, b, qi, to, skb, &up);
@@ -421,7 +391,7 @@ rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 				vrss_park_up(vd, b, &up);
 			return vrss_rx_inline(pc, skb);
 		}
-		if (vrss_move_enqueue(vd, b, qi, skb))
+		if (vrss_queue_enqueue(&vd->queues[qi], &vd->mv.buckets[b], skb))
 			break;
 	}
 	return RX_HANDLER_CONSUMED;
@@ -438,10 +408,10 @@ void vrss_move_reset(struct vrss_dev *vd)
 	unsigned int b;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
-		WARN_ON_ONCE(!skb_queue_empty(&vd->park[b]));
-		atomic64_set(&vd->buckets[b], 0);
+		WARN_ON_ONCE(!skb_queue_empty(&vd->mv.park[b]));
+		atomic64_set(&vd->mv.buckets[b], 0);
 	}
-	vd->claim_sync = true;
+	vd->mv.claim_sync = true;
 }
 
 /*
@@ -471,34 +441,34 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 		vrss_device_steer_changed(vd);
 		return;
 	}
-	if (!READ_ONCE(vd->hashing))
+	if (!READ_ONCE(vd->hs.on))
 		return;
-	steer = rcu_dereference_protected(vd->steer, lockdep_is_held(&vd->steer_lock));
-	if (vd->claim_sync) {
+	steer = rcu_dereference_protected(vd->rss.steer, lockdep_is_held(&vd->steer_lock));
+	if (vd->mv.claim_sync) {
 		for (b = 0; b < VRSS_INDIR_SIZE; b++)
-			if (steer->queue[b] && !atomic64_read(&vd->buckets[b]))
+			if (steer->queue[b] && !atomic64_read(&vd->mv.buckets[b]))
 				break;
 		if (b == VRSS_INDIR_SIZE)
 			return;
 		synchronize_rcu_expedited();
-		vd->claim_sync = false;
+		vd->mv.claim_sync = false;
 	}
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		u64 claim = VRSS_BUCKET_PENDING | vrss_bucket_pack(steer->queue[b], 0);
 
 		last = 0;
-		if (steer->queue[b] && atomic64_try_cmpxchg(&vd->buckets[b], &last, claim))
+		if (steer->queue[b] && atomic64_try_cmpxchg(&vd->mv.buckets[b], &last, claim))
 			claimed = true;
 	}
 	if (!claimed)
 		return;
-	vd->all_home = false;
+	vd->mv.all_home = false;
 	synchronize_rcu_expedited();
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
 		struct vrss_queue *t;
 		u32 to;
 
-		last = atomic64_read(&vd->buckets[b]);
+		last = atomic64_read(&vd->mv.buckets[b]);
 		if (!(last & VRSS_BUCKET_PENDING))
 			continue;
 		to = vrss_bucket_queue(last);
@@ -506,7 +476,7 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 		local_bh_disable();
 		spin_lock(&t->ring.producer_lock);
 		/* Claimed from the primary: its parked frames counted on @t. */
-		t->parked_frames -= skb_queue_len(&vd->park[b]);
+		t->parked_frames -= skb_queue_len(&vd->mv.park[b]);
 		vrss_park_hand_on(vd, b, t);
 		spin_unlock(&t->ring.producer_lock);
 		/* Down: the frames wait for the next open (vrss_queues_open()). */
@@ -526,7 +496,7 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
 			       bool force)
 {
-	u64 last = atomic64_read(&vd->buckets[b]);
+	u64 last = atomic64_read(&vd->mv.buckets[b]);
 	struct sk_buff_head up;
 	struct vrss_queue *q;
 	bool done = true;
@@ -554,7 +524,7 @@ static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
 	} else if (last & VRSS_BUCKET_PARKED) {
 		vrss_park_release(vd, b, from, to, &up, true);
 	} else if (to != from) {
-		atomic64_set(&vd->buckets[b],
+		atomic64_set(&vd->mv.buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
 		vrss_bucket_moved(vd, b, from, to);
 	}
@@ -574,16 +544,16 @@ static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
  */
 static void vrss_park_work(struct work_struct *work)
 {
-	struct vrss_dev *vd = container_of(work, struct vrss_dev, park_work);
+	struct vrss_dev *vd = container_of(work, struct vrss_dev, mv.park_work);
 	const struct vrss_steer *steer;
 	unsigned int b;
 	u32 to;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
-		if (!(atomic64_read(&vd->buckets[b]) & VRSS_BUCKET_PARKED))
+		if (!(atomic64_read(&vd->mv.buckets[b]) & VRSS_BUCKET_PARKED))
 			continue;
 		rcu_read_lock();
-		steer = rcu_dereference(vd->steer);
+		steer = rcu_dereference(vd->rss.steer);
 		to = steer ? steer->queue[b] : 0;
 		rcu_read_unlock();
 		vrss_bucket_settle(vd, b, to, false);
@@ -597,21 +567,21 @@ void vrss_move_init(struct vrss_dev *vd)
 	unsigned int b;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		skb_queue_head_init(&vd->park[b]);
-	memset(vd->park_behind, 0, sizeof(vd->park_behind));
-	INIT_WORK(&vd->park_work, vrss_park_work);
+		skb_queue_head_init(&vd->mv.park[b]);
+	memset(vd->mv.park_behind, 0, sizeof(vd->mv.park_behind));
+	INIT_WORK(&vd->mv.park_work, vrss_park_work);
 	/* Every bucket starts on the primary. */
-	vd->all_home = true;
+	vd->mv.all_home = true;
 }
 
 /* Teardown, the queues stopped: frames still parked are dropped. */
-void vrss_move_free(struct vrss_dev *vd)
+void vrss_move_uninit(struct vrss_dev *vd)
 {
 	struct sk_buff *skb;
 	unsigned int b;
 
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		while ((skb = __skb_dequeue(&vd->park[b])))
+		while ((skb = __skb_dequeue(&vd->mv.park[b])))
 			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 }
 
@@ -632,7 +602,7 @@ bool vrss_move_tick(struct vrss_dev *vd)
 	u32 head;
 
 	/* Only a claim takes a bucket off the primary (steer_lock held). */
-	if (vd->all_home)
+	if (vd->mv.all_home)
 		return true;
 	/*
 	 * Softirqs off once, not in each lock: every spin_unlock_bh() ran
@@ -641,7 +611,7 @@ bool vrss_move_tick(struct vrss_dev *vd)
 	 */
 	local_bh_disable();
 	for (b = 0; b < VRSS_INDIR_SIZE; b++) {
-		last = atomic64_read(&vd->buckets[b]);
+		last = atomic64_read(&vd->mv.buckets[b]);
 		home &= !last;
 		if (last & VRSS_BUCKET_PARKED)
 			parked = true;
@@ -653,13 +623,13 @@ bool vrss_move_tick(struct vrss_dev *vd)
 		spin_lock(&q->ring.producer_lock);
 		last = vrss_ring_lock_held_state(vd, q, b, &head);
 		if (last != U64_MAX)
-			atomic64_set(&vd->buckets[b], vrss_bucket_refresh(last, head));
+			atomic64_set(&vd->mv.buckets[b], vrss_bucket_refresh(last, head));
 		spin_unlock(&q->ring.producer_lock);
 	}
 	local_bh_enable();
 	if (parked)
-		queue_work(system_highpri_wq, &vd->park_work);
-	vd->all_home = home;
+		queue_work(system_highpri_wq, &vd->mv.park_work);
+	vd->mv.all_home = home;
 	return !flagged;
 }
 
@@ -668,10 +638,10 @@ bool vrss_move_home(struct vrss_dev *vd)
 {
 	unsigned int b;
 
-	if (vd->all_home)
+	if (vd->mv.all_home)
 		return true;
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		if (atomic64_read(&vd->buckets[b]))
+		if (atomic64_read(&vd->mv.buckets[b]))
 			return false;
 	return true;
 }
@@ -684,10 +654,10 @@ bool vrss_move_settled(struct vrss_dev *vd)
 {
 	unsigned int b;
 
-	if (vd->all_home)
+	if (vd->mv.all_home)
 		return true;
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
-		if (atomic64_read(&vd->buckets[b]) & VRSS_BUCKET_FLAGS)
+		if (atomic64_read(&vd->mv.buckets[b]) & VRSS_BUCKET_FLAGS)
 			return false;
 	return true;
 }
@@ -695,7 +665,7 @@ bool vrss_move_settled(struct vrss_dev *vd)
 /* Bucket @b back to the primary if nothing of it is left elsewhere. */
 static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 {
-	u64 last = atomic64_read(&vd->buckets[b]);
+	u64 last = atomic64_read(&vd->mv.buckets[b]);
 
 	if (!last)
 		return true;
@@ -704,7 +674,7 @@ static bool vrss_bucket_drain(struct vrss_dev *vd, unsigned int b)
 	/* Claims are made and completed under steer_lock. */
 	if (WARN_ON_ONCE(last & VRSS_BUCKET_PENDING))
 		return false;
-	return vrss_bucket_settle(vd, b, 0, false) && !atomic64_read(&vd->buckets[b]);
+	return vrss_bucket_settle(vd, b, 0, false) && !atomic64_read(&vd->mv.buckets[b]);
 }
 
 /*

@@ -301,8 +301,8 @@ static void vrss_dev_free(struct net_device *dev)
 	vrss_device_uninit(vd);
 	vrss_hashing_uninit(vd);
 	vrss_gate_uninit(vd);
-	vrss_rss_free(vd);
-	vrss_move_free(vd);
+	vrss_rss_uninit(vd);
+	vrss_move_uninit(vd);
 	vrss_queues_free(vd);
 	vrss_rx_uninit(vd);
 	free_percpu(vd->tx_stats);
@@ -470,7 +470,7 @@ err_unregister:
 err_gate:
 	vrss_gate_uninit(vd);
 err_rss:
-	vrss_rss_free(vd);
+	vrss_rss_uninit(vd);
 err_queues:
 	vrss_queues_free(vd);
 err_rx:
@@ -478,7 +478,7 @@ err_rx:
 err_hashing:
 	vrss_device_uninit(vd);
 	vrss_hashing_uninit(vd);
-	vrss_move_free(vd);
+	vrss_move_uninit(vd);
 	free_percpu(vd->tx_stats);
 	return err;
 }

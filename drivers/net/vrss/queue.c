@@ -82,6 +82,56 @@ void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
 }
 
 /*
+ * The producer: a frame of the bucket whose state word is @bucket, which
+ * names spread queue @q, onto @q's ring.  Under the ring's producer lock
+ * the word is checked again and the ring's new tail recorded in it, so
+ * that a move away from @q, made under the same lock (move.c), sees
+ * every frame enqueued before it.  False when the bucket moved
+ * meanwhile: the caller decides again.
+ */
+bool vrss_queue_enqueue(struct vrss_queue *q, atomic64_t *bucket,
+			struct sk_buff *skb)
+{
+	u64 last;
+	int err;
+
+	spin_lock(&q->ring.producer_lock);
+	last = atomic64_read(bucket);
+	if (unlikely(last & VRSS_BUCKET_FLAGS || vrss_bucket_queue(last) != q->index)) {
+		spin_unlock(&q->ring.producer_lock);
+		return false;
+	}
+	err = __ptr_ring_produce(&q->ring, skb);
+	if (!err)
+		atomic64_set(bucket, vrss_bucket_pack(q->index, ++q->tail));
+	spin_unlock(&q->ring.producer_lock);
+	/* Full: its poll may still have to be kicked (frames parked there). */
+	if (unlikely(err))
+		vrss_queue_drop(q, skb, SKB_DROP_REASON_FULL_RING);
+	vrss_queue_kick(q);
+	return true;
+}
+
+/*
+ * Flush @napi's GRO and hand up the frames it batched, as the core does
+ * when a poll completes: gro_normal_list() calls a function the kernel
+ * does not export, netif_receive_skb_list() the same one.  The batch is
+ * napi_struct's on every kernel vrss builds for (struct gro_node's from
+ * 6.15 on).
+ */
+static void vrss_poll_gro_flush(struct napi_struct *napi)
+{
+	LIST_HEAD(list);
+
+	napi_gro_flush(napi, false);
+	if (!napi->rx_count)
+		return;
+	list_splice_init(&napi->rx_list, &list);
+	napi->rx_count = 0;
+	netif_receive_skb_list(&list);
+}
+
+/*
  * Every frame taken off @q's ring so far is in the stack: GRO let go of
  * them, here and now, for the core's flushes do not always (with vrss0's
  * gro_flush_timeout only old ones, none between busy polls, only old ones
@@ -92,7 +142,7 @@ void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
  */
 static void vrss_poll_publish(struct vrss_queue *q)
 {
-	vrss_compat_gro_flush(&q->napi);
+	vrss_poll_gro_flush(&q->napi);
 	/* Pairs with the acquire in vrss_ring_lock_held_state(). */
 	smp_store_release(&q->head, q->consumed);
 	/*
@@ -102,7 +152,7 @@ static void vrss_poll_publish(struct vrss_queue *q)
 	 */
 	smp_mb();
 	if (READ_ONCE(q->parked_buckets))
-		queue_work(system_highpri_wq, &q->vd->park_work);
+		queue_work(system_highpri_wq, &q->vd->mv.park_work);
 	vrss_hashing_wake(q->vd);
 }
 
@@ -182,7 +232,7 @@ void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 		return;
 	}
 	for_each_possible_cpu(cpu) {
-		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->rx.pcpu, cpu);
 
 		do {
 			start = u64_stats_fetch_begin(&pc->syncp);
@@ -209,7 +259,7 @@ int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i)
 		return cpu >= 0 ? cpu : READ_ONCE(vd->queues[i].cpu);
 	}
 	for_each_possible_cpu(cpu) {
-		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->rx.pcpu, cpu);
 
 		if (!u64_stats_read(&pc->packets))
 			continue;
@@ -404,7 +454,7 @@ void vrss_queues_open(struct vrss_dev *vd)
 		local_bh_enable();
 	}
 	/* And parked ones, whose rings may have been emptied meanwhile. */
-	queue_work(system_highpri_wq, &vd->park_work);
+	queue_work(system_highpri_wq, &vd->mv.park_work);
 	/* A drain waits for them. */
 	vrss_hashing_wake(vd);
 }
@@ -433,7 +483,7 @@ void vrss_queues_stop(struct vrss_dev *vd)
 	 * down finds their ring drained: they go up, and are dropped as
 	 * frames received while down are).
 	 */
-	cancel_work_sync(&vd->park_work);
+	cancel_work_sync(&vd->mv.park_work);
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		while (test_bit_acquire(VRSS_QUEUE_KICK_PENDING, &vd->queues[i].state))
 			cond_resched();

@@ -50,8 +50,8 @@ static struct vrss_hash *vrss_hash_alloc(const u8 *key, unsigned int ports)
 /* Under steer_lock: @hash waits for the next drain, in place of any other. */
 static void vrss_rss_hash_pending(struct vrss_dev *vd, struct vrss_hash *hash)
 {
-	kvfree(vd->hash_next);
-	vd->hash_next = hash;
+	kvfree(vd->rss.hash_next);
+	vd->rss.hash_next = hash;
 }
 
 /*
@@ -67,19 +67,19 @@ void vrss_rss_rehash(struct vrss_dev *vd)
 {
 	struct vrss_hash *old;
 
-	if (!vd->hash_next)
+	if (!vd->rss.hash_next)
 		return;
-	old = rcu_replace_pointer(vd->hash, vd->hash_next,
+	old = rcu_replace_pointer(vd->rss.hash, vd->rss.hash_next,
 				  lockdep_is_held(&vd->steer_lock));
-	vd->hash_next = NULL;
+	vd->rss.hash_next = NULL;
 	kvfree_rcu(old, rcu);
 	/* The next claim waits for the readers of the old one (move.c). */
-	vd->claim_sync = true;
+	vd->mv.claim_sync = true;
 }
 
 static struct vrss_rss *vrss_rss_get(struct vrss_dev *vd)
 {
-	return rcu_dereference_protected(vd->rss,
+	return rcu_dereference_protected(vd->rss.user,
 					 lockdep_is_held(&vd->steer_lock));
 }
 
@@ -103,14 +103,14 @@ static int vrss_rss_rebuild(struct vrss_dev *vd)
 	steer = kzalloc(sizeof(*steer), GFP_KERNEL);
 	if (!steer)
 		return -ENOMEM;
-	steer->width = clamp(vd->width, 1U, vrss_rss_queues(vd, rss));
+	steer->width = clamp(vd->rss.width, 1U, vrss_rss_queues(vd, rss));
 	vrss_indir_effective(steer->queue, rss->indir, steer->width);
 
-	old = rcu_replace_pointer(vd->steer, steer,
+	old = rcu_replace_pointer(vd->rss.steer, steer,
 				  lockdep_is_held(&vd->steer_lock));
 	kfree_rcu(old, rcu);
 	/* Whatever was rebalanced is gone: the gate starts over. */
-	vd->steer_gen++;
+	vd->rss.gen++;
 	vrss_move_steer_changed(vd);
 	return 0;
 }
@@ -129,31 +129,31 @@ int vrss_rss_init(struct vrss_dev *vd)
 	rss = vrss_rss_alloc(indir, key);
 	if (!rss)
 		return -ENOMEM;
-	vd->hash_ports = VRSS_FLOW_ALL_PORTS;
-	rcu_assign_pointer(vd->rss, rss);
-	hash = vrss_hash_alloc(key, vd->hash_ports);
+	vd->rss.ports = VRSS_FLOW_ALL_PORTS;
+	rcu_assign_pointer(vd->rss.user, rss);
+	hash = vrss_hash_alloc(key, vd->rss.ports);
 	if (!hash) {
-		vrss_rss_free(vd);
+		vrss_rss_uninit(vd);
 		return -ENOMEM;
 	}
-	rcu_assign_pointer(vd->hash, hash);
+	rcu_assign_pointer(vd->rss.hash, hash);
 
 	mutex_lock(&vd->steer_lock);
-	vd->width = 1;
+	vd->rss.width = 1;
 	err = vrss_rss_rebuild(vd);
 	mutex_unlock(&vd->steer_lock);
 	if (err)
-		vrss_rss_free(vd);
+		vrss_rss_uninit(vd);
 	return err;
 }
 
-void vrss_rss_free(struct vrss_dev *vd)
+void vrss_rss_uninit(struct vrss_dev *vd)
 {
-	kfree(rcu_replace_pointer(vd->steer, NULL, true));
-	kfree(rcu_replace_pointer(vd->rss, NULL, true));
-	kvfree(rcu_replace_pointer(vd->hash, NULL, true));
-	kvfree(vd->hash_next);
-	vd->hash_next = NULL;
+	kfree(rcu_replace_pointer(vd->rss.steer, NULL, true));
+	kfree(rcu_replace_pointer(vd->rss.user, NULL, true));
+	kvfree(rcu_replace_pointer(vd->rss.hash, NULL, true));
+	kvfree(vd->rss.hash_next);
+	vd->rss.hash_next = NULL;
 }
 
 /*
@@ -170,18 +170,18 @@ int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key)
 	mutex_lock(&vd->steer_lock);
 	old = vrss_rss_get(vd);
 	if (key && memcmp(key, old->key, sizeof(old->key))) {
-		hash = vrss_hash_alloc(key, vd->hash_ports);
+		hash = vrss_hash_alloc(key, vd->rss.ports);
 		if (!hash)
 			goto out;
 	}
 	rss = vrss_rss_alloc(indir ?: old->indir, key ?: old->key);
 	if (!rss)
 		goto out;
-	rcu_assign_pointer(vd->rss, rss);
+	rcu_assign_pointer(vd->rss.user, rss);
 	err = vrss_rss_rebuild(vd);
 	if (err) {
 		/* Keep the pair consistent: back to the old table. */
-		rcu_assign_pointer(vd->rss, old);
+		rcu_assign_pointer(vd->rss.user, old);
 		synchronize_net();
 		kfree(rss);
 		goto out;
@@ -208,7 +208,7 @@ int vrss_rss_set_ports(struct vrss_dev *vd, unsigned int ports)
 	hash = vrss_hash_alloc(vrss_rss_get(vd)->key, ports);
 	if (hash) {
 		/* Read by ethtool -n without the lock. */
-		WRITE_ONCE(vd->hash_ports, ports);
+		WRITE_ONCE(vd->rss.ports, ports);
 		vrss_rss_hash_pending(vd, hash);
 	}
 	mutex_unlock(&vd->steer_lock);
@@ -255,13 +255,13 @@ int vrss_rss_single(struct vrss_dev *vd)
 /* Under steer_lock: the policy chose a width; returns the one in effect. */
 int vrss_rss_set_width(struct vrss_dev *vd, unsigned int width)
 {
-	unsigned int old = vd->width;
+	unsigned int old = vd->rss.width;
 	int err;
 
-	vd->width = width;
+	vd->rss.width = width;
 	err = vrss_rss_rebuild(vd);
 	if (err)
-		vd->width = old;
+		vd->rss.width = old;
 	return err;
 }
 
@@ -270,7 +270,7 @@ unsigned int vrss_rss_get_steer(struct vrss_dev *vd, u32 *queue)
 {
 	const struct vrss_steer *steer;
 
-	steer = rcu_dereference_protected(vd->steer,
+	steer = rcu_dereference_protected(vd->rss.steer,
 					  lockdep_is_held(&vd->steer_lock));
 	memcpy(queue, steer->queue, sizeof(steer->queue));
 	return steer->width;
@@ -285,13 +285,13 @@ int vrss_rss_set_steer(struct vrss_dev *vd, const u32 *queue)
 {
 	struct vrss_steer *steer, *old;
 
-	old = rcu_dereference_protected(vd->steer,
+	old = rcu_dereference_protected(vd->rss.steer,
 					lockdep_is_held(&vd->steer_lock));
 	steer = kmemdup(old, sizeof(*old), GFP_KERNEL);
 	if (!steer)
 		return -ENOMEM;
 	memcpy(steer->queue, queue, sizeof(steer->queue));
-	rcu_assign_pointer(vd->steer, steer);
+	rcu_assign_pointer(vd->rss.steer, steer);
 	kfree_rcu(old, rcu);
 	vrss_move_steer_changed(vd);
 	return 0;
@@ -331,7 +331,7 @@ static unsigned int vrss_rss_input(struct sk_buff *skb, unsigned int ports,
 bool vrss_rss_bucket(struct vrss_dev *vd, struct sk_buff *skb,
 		     unsigned int *bucket)
 {
-	const struct vrss_hash *h = rcu_dereference(vd->hash);
+	const struct vrss_hash *h = rcu_dereference(vd->rss.hash);
 	u8 in[VRSS_TOEPLITZ_MAX_INPUT];
 	unsigned int len;
 	bool l4;

@@ -9,8 +9,9 @@
  * GRO pass, only per-CPU counters.  With receive hashing off every frame
  * goes that way, so vrss costs what the lower costs.
  *
- * Frames for spread queues go onto rings (queue.c); when the table in
- * effect moves a bucket, move.c keeps its flows in order.
+ * Frames for spread queues go onto rings (queue.c) when their bucket is
+ * on the queue the table in effect names; while the table moves a
+ * bucket, move.c keeps its flows in order.
  */
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -40,7 +41,7 @@ static rx_handler_result_t vrss_rx_device(struct vrss_dev *vd,
 					  struct vrss_pcpu *pc,
 					  struct sk_buff *skb)
 {
-	bool count = READ_ONCE(vd->count_buckets);
+	bool count = READ_ONCE(vd->gate.count_buckets);
 	bool holding = atomic_read(&vd->dm.holds);
 	unsigned int b, q;
 	bool hashed;
@@ -74,8 +75,8 @@ static rx_handler_result_t vrss_rx_device(struct vrss_dev *vd,
  */
 rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 {
-	struct vrss_pcpu *pc = this_cpu_ptr(vd->pcpu);
-	unsigned int b;
+	struct vrss_pcpu *pc = this_cpu_ptr(vd->rx.pcpu);
+	unsigned int b, q;
 	u64 last;
 
 	/* Read by the load work on another CPU. */
@@ -88,7 +89,7 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	 * as macvlan hands it up: the stack drops it or a packet socket
 	 * takes it; it is no work to spread and must not take a ring slot.
 	 */
-	if (!smp_load_acquire(&vd->hashing) || unlikely(skb->pkt_type == PACKET_OTHERHOST))
+	if (!smp_load_acquire(&vd->hs.on) || unlikely(skb->pkt_type == PACKET_OTHERHOST))
 		return vrss_rx_inline(pc, skb);
 	/*
 	 * The load work runs only with hashing on, and at width 1 it waits
@@ -107,17 +108,27 @@ rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 	 * The bucket's load, for rebalancing, while it can use it (spread):
 	 * this CPU's counters alone.
 	 */
-	if (READ_ONCE(vd->count_buckets))
+	if (READ_ONCE(vd->gate.count_buckets))
 		vrss_rx_count_bucket(pc, skb, b);
 	/*
 	 * On the primary (SINGLE, and the primary's buckets when spread):
 	 * up it goes.  A move away claims the bucket first, then waits for
 	 * this RCU read-side section to end (vrss_move_steer_changed()).
 	 */
-	last = atomic64_read(&vd->buckets[b]);
+	last = atomic64_read(&vd->mv.buckets[b]);
 	if (likely(!last))
 		return vrss_rx_inline(pc, skb);
-	return vrss_move_frame(vd, pc, skb, b, last);
+	/*
+	 * On the spread queue the table in effect names: onto its ring.
+	 * Anything else (a bucket moving, or parked) is move.c's, as is a
+	 * bucket that moved under the producer's lock.
+	 */
+	q = vrss_bucket_queue(last);
+	if (likely(!(last & VRSS_BUCKET_FLAGS)) &&
+	    q == rcu_dereference(vd->rss.steer)->queue[b] &&
+	    vrss_queue_enqueue(&vd->queues[q], &vd->mv.buckets[b], skb))
+		return RX_HANDLER_CONSUMED;
+	return vrss_move_frame(vd, pc, skb, b, atomic64_read(&vd->mv.buckets[b]));
 }
 
 /* Frames that had nothing to hash, over every CPU. */
@@ -128,7 +139,7 @@ u64 vrss_rx_nohash(struct vrss_dev *vd)
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+		const struct vrss_pcpu *pc = per_cpu_ptr(vd->rx.pcpu, cpu);
 
 		do {
 			start = u64_stats_fetch_begin(&pc->syncp);
@@ -150,7 +161,7 @@ void vrss_rx_device_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
 	*packets = 0;
 	*bytes = 0;
 	for_each_possible_cpu(cpu) {
-		const struct vrss_dev_qstats *qs = per_cpu_ptr(vd->dev_qstats, cpu);
+		const struct vrss_dev_qstats *qs = per_cpu_ptr(vd->rx.qstats, cpu);
 
 		do {
 			start = u64_stats_fetch_begin(&qs->syncp);
@@ -177,7 +188,7 @@ void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl)
 		packets = 0;
 		bytes = 0;
 		for_each_possible_cpu(cpu) {
-			const struct vrss_pcpu *pc = per_cpu_ptr(vd->pcpu, cpu);
+			const struct vrss_pcpu *pc = per_cpu_ptr(vd->rx.pcpu, cpu);
 
 			packets += READ_ONCE(pc->bucket_packets[b]);
 			bytes += READ_ONCE(pc->bucket_bytes[b]);
@@ -195,16 +206,16 @@ int vrss_rx_init(struct vrss_dev *vd)
 	struct vrss_dev_qstats *qs;
 	int cpu;
 
-	vd->pcpu = alloc_percpu(struct vrss_pcpu);
-	vd->dev_qstats = __alloc_percpu(struct_size(qs, q, vd->dev->num_rx_queues),
-					__alignof__(*qs));
-	if (!vd->pcpu || !vd->dev_qstats) {
+	vd->rx.pcpu = alloc_percpu(struct vrss_pcpu);
+	vd->rx.qstats = __alloc_percpu(struct_size(qs, q, vd->dev->num_rx_queues),
+				       __alignof__(*qs));
+	if (!vd->rx.pcpu || !vd->rx.qstats) {
 		vrss_rx_uninit(vd);
 		return -ENOMEM;
 	}
 	for_each_possible_cpu(cpu) {
-		u64_stats_init(&per_cpu_ptr(vd->pcpu, cpu)->syncp);
-		u64_stats_init(&per_cpu_ptr(vd->dev_qstats, cpu)->syncp);
+		u64_stats_init(&per_cpu_ptr(vd->rx.pcpu, cpu)->syncp);
+		u64_stats_init(&per_cpu_ptr(vd->rx.qstats, cpu)->syncp);
 	}
 	return 0;
 }
@@ -212,8 +223,8 @@ int vrss_rx_init(struct vrss_dev *vd)
 /* No rx_handler runs, no queue polls (vrss_queues_free()). */
 void vrss_rx_uninit(struct vrss_dev *vd)
 {
-	free_percpu(vd->dev_qstats);
-	vd->dev_qstats = NULL;
-	free_percpu(vd->pcpu);
-	vd->pcpu = NULL;
+	free_percpu(vd->rx.qstats);
+	vd->rx.qstats = NULL;
+	free_percpu(vd->rx.pcpu);
+	vd->rx.pcpu = NULL;
 }

@@ -37,7 +37,7 @@ static ssize_t vrss_knob_show(struct device *d, struct device_attribute *attr,
 			      char *buf)
 {
 	return sysfs_emit(buf, "%u\n",
-			  READ_ONCE(vrss_of(d)->knobs[vrss_knob_of(attr)]));
+			  READ_ONCE(vrss_of(d)->gate.knobs[vrss_knob_of(attr)]));
 }
 
 static ssize_t vrss_knob_store(struct device *d, struct device_attribute *attr,
@@ -69,7 +69,7 @@ static VRSS_KNOB_ATTR(rebalance, VRSS_KNOB_REBALANCE);
  */
 static bool vrss_hashing(struct vrss_dev *vd)
 {
-	return READ_ONCE(vd->hashing);
+	return READ_ONCE(vd->hs.on);
 }
 
 /* The width in effect: 1 unless frames are hashed. */
@@ -81,7 +81,7 @@ static unsigned int vrss_width(struct vrss_dev *vd)
 	if (!vrss_hashing(vd))
 		return 1;
 	rcu_read_lock();
-	steer = rcu_dereference(vd->steer);
+	steer = rcu_dereference(vd->rss.steer);
 	if (steer)
 		width = steer->width;
 	rcu_read_unlock();
@@ -115,7 +115,7 @@ static ssize_t primary_load_show(struct device *d,
 
 	mutex_lock(&vd->steer_lock);
 	if (vrss_gate_fresh(vd))
-		load = vrss_policy_load(vd->policy, 0);
+		load = vrss_policy_load(vd->gate.policy, 0);
 	mutex_unlock(&vd->steer_lock);
 	return sysfs_emit(buf, "%u\n", load);
 }
@@ -130,7 +130,7 @@ static ssize_t primary_cpus_show(struct device *d,
 
 	mutex_lock(&vd->steer_lock);
 	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(vrss_gate_fresh(vd) ?
-							 vd->primary : cpu_none_mask));
+							 vd->gate.primary : cpu_none_mask));
 	mutex_unlock(&vd->steer_lock);
 	return ret;
 }
@@ -160,7 +160,7 @@ static ssize_t effective_indir_show(struct device *d,
 	unsigned int i;
 
 	rcu_read_lock();
-	steer = rcu_dereference(vd->steer);
+	steer = rcu_dereference(vd->rss.steer);
 	for (i = 0; steer && i < VRSS_INDIR_SIZE; i++)
 		len += sysfs_emit_at(buf, len, "%u%c", steer->queue[i],
 				     i + 1 < VRSS_INDIR_SIZE ? ' ' : '\n');
@@ -180,7 +180,7 @@ static ssize_t queue_load_show(struct device *d, struct device_attribute *attr,
 	mutex_lock(&vd->steer_lock);
 	for (i = 0; i < n; i++)
 		len += sysfs_emit_at(buf, len, "%u%c",
-				     vrss_gate_fresh(vd) ? vrss_policy_load(vd->policy, i) : 0,
+				     vrss_gate_fresh(vd) ? vrss_policy_load(vd->gate.policy, i) : 0,
 				     i + 1 < n ? ' ' : '\n');
 	mutex_unlock(&vd->steer_lock);
 	return len;
@@ -190,7 +190,7 @@ static DEVICE_ATTR_RO(queue_load);
 /* One line of 128 per-bucket counts over the last interval. */
 static ssize_t vrss_bucket_show(struct vrss_dev *vd, char *buf, bool bytes)
 {
-	const struct vrss_bucket_load *bl = vd->bucket_load;
+	const struct vrss_bucket_load *bl = vd->gate.bucket_load;
 	ssize_t len = 0;
 	unsigned int b;
 

@@ -161,6 +161,42 @@ enum vrss_knob {
 	VRSS_KNOBS,
 };
 
+/* The receive path's per-CPU counters (rx.c). */
+struct vrss_rx {
+	struct vrss_pcpu __percpu *pcpu;
+	struct vrss_dev_qstats __percpu *qstats;	/* device mode's, by queue */
+};
+
+/*
+ * Which bucket a frame falls in and which queue that bucket is for
+ * (rss.c): the user's key and table, the hash in effect and the table in
+ * effect at the width the load policy asked for.
+ */
+struct vrss_rss_state {
+	struct vrss_rss __rcu *user;
+	struct vrss_hash __rcu *hash;	/* in effect: the receive path's */
+	struct vrss_hash *hash_next;	/* the user's, waiting for a drain */
+	struct vrss_steer __rcu *steer;
+	unsigned int width;		/* asked for by the load policy */
+	unsigned int gen;		/* tables rebuilt from the user's */
+	unsigned int ports;		/* the user's VRSS_FLOW_* bits (-N) */
+};
+
+/* Where each bucket is, and its frames while it moves (move.c). */
+struct vrss_move {
+	/* Per bucket: its queue and that queue's tail after its last frame. */
+	atomic64_t buckets[VRSS_INDIR_SIZE];
+	/* Per bucket: frames waiting for their old ring to drain. */
+	struct sk_buff_head park[VRSS_INDIR_SIZE];
+	/* Per bucket: frames queued behind its delivery (its park lock). */
+	u32 park_behind[VRSS_INDIR_SIZE];
+	struct work_struct park_work;	/* releases them once it drained */
+	bool claim_sync;		/* a grace period before a claim */
+	bool all_home;			/* every bucket on the primary */
+	atomic64_t held;		/* frames kept on a bucket's old queue */
+	atomic64_t moves;
+};
+
 /*
  * Receive hashing's lifecycle (hashing.c), under steer_lock.  rxhash
  * off, a new key or new hash fields wait, at width 1, for every bucket to
@@ -174,6 +210,7 @@ enum vrss_hashing_state {
 };
 
 struct vrss_hashing {
+	bool on;		/* frames hashed, buckets tracked (the receive path's) */
 	enum vrss_hashing_state state;	/* read by the polls too (DRAIN_*) */
 	bool staging;		/* RTNL sets a drain up: none ends, no gate */
 	bool up;		/* open, as the drain sees it */
@@ -187,7 +224,7 @@ struct vrss_hashing {
  * samples: with frames coming, the first one due an interval after the
  * last sample queues the next (PACED); after a sample that saw none, the
  * next frame does and the sample starts over (SLEPT).  What a frame does
- * meanwhile is armed in vrss_dev.gate_arm, beside hashing.
+ * meanwhile is armed in gate.arm, which every hashed frame reads.
  */
 enum vrss_gate_state {
 	VRSS_GATE_OFF,		/* not sampling: rxhash off, down, or a drain */
@@ -196,7 +233,7 @@ enum vrss_gate_state {
 	VRSS_GATE_SLEPT,	/* the next when a frame comes, starting over */
 };
 
-/* gate_arm: what the next hashed frame does for the gate. */
+/* vrss_gate.arm: what the next hashed frame does for the gate. */
 enum {
 	VRSS_GATE_ARM_NONE,	/* nothing: the work has its timer, or is queued */
 	VRSS_GATE_ARM_ANY,	/* queue the work (SLEPT, or a reconfiguration) */
@@ -204,10 +241,32 @@ enum {
 };
 
 struct vrss_gate {
+	/* What every hashed frame reads: vrss_gate_frame(). */
+	atomic_t arm;			/* VRSS_GATE_ARM_* */
+	unsigned long due;		/* jiffies: VRSS_GATE_ARM_DUE's next sample */
+	unsigned long woke;		/* jiffies: when the frame that woke it came */
+	bool count_buckets;		/* rx.c counts per bucket (spread) */
+
 	enum vrss_gate_state state;
 	struct delayed_work work;	/* a sample on its timer */
 	/* A sample a frame queued, on its own CPU: awake anyway, no IPI. */
 	struct work_struct kick;
+	unsigned int knobs[VRSS_KNOBS];
+	struct vrss_policy *policy;
+	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
+	struct vrss_cpu_sample *samples; /* nr_cpu_ids of them */
+	cpumask_var_t primary;		/* CPUs the lower delivered on */
+	int primary_cpu;		/* the busiest of them, or -1 */
+	struct vrss_bucket_load *bucket_load;
+	struct vrss_rebal rebal;	/* which buckets moved by load, held */
+	unsigned int rebal_gen;		/* rss.gen the holds are about */
+	u32 rebal_table[VRSS_INDIR_SIZE]; /* the table in effect, rebalanced */
+	struct vrss_load *rebal_load;	/* the queues' loads it works from */
+
+	atomic64_t spread_events;	/* width grew */
+	atomic64_t contract_events;	/* width shrank */
+	atomic64_t rebalance_events;	/* buckets moved by load */
+	atomic64_t rebalance_buckets;
 };
 
 /*
@@ -272,64 +331,26 @@ struct vrss_dev {
 	struct hlist_node cpuhp_node;	/* CPU hotplug: queues move off */
 	struct net_device *dev;
 	struct net_device *lower;
-	struct vrss_queue *queues;	/* dev->num_rx_queues of them */
-	struct vrss_pcpu __percpu *pcpu;
-	struct vrss_dev_qstats __percpu *dev_qstats;	/* rx.c, device mode */
-	bool hashing;			/* hashing.c: frames hashed, buckets tracked */
-	bool count_buckets;		/* rx.c counts per bucket (spread) */
-	/* The gate's (gate.c) that every hashed frame reads: vrss_gate_frame(). */
-	atomic_t gate_arm;		/* VRSS_GATE_ARM_* */
-	unsigned long gate_due;		/* jiffies: VRSS_GATE_ARM_DUE's next sample */
-	unsigned long gate_woke;	/* jiffies: when the frame that woke it came */
-	bool all_home;			/* move.c: every bucket on the primary */
-	unsigned int ring_size;
+	struct vrss_queue *queues;	/* dev->num_rx_queues of them (queue.c) */
+	unsigned int ring_size;		/* queue.c: each spread queue's ring */
+	cpumask_var_t queues_avoid;	/* queue.c: the primary, as spread queues were placed */
 
 	/*
 	 * steer_lock serialises changes of the user's key and table (under
 	 * RTNL too), of the load knobs and of the width (the load work),
-	 * which all rebuild the table in effect, and guards the load
-	 * policy's state.
+	 * which all rebuild the table in effect, and guards the hashing
+	 * lifecycle's and the gate's state.
 	 */
 	struct mutex steer_lock;
-	struct vrss_rss __rcu *rss;
-	struct vrss_hash __rcu *hash;	/* in effect: the receive path's */
-	struct vrss_hash *hash_next;	/* the user's, waiting for a drain */
-	struct vrss_steer __rcu *steer;
-	unsigned int width;		/* asked for by the load policy */
-	unsigned int steer_gen;		/* rss.c: tables rebuilt from the user's */
-	/* Per bucket: its queue and that queue's tail after its last frame. */
-	atomic64_t buckets[VRSS_INDIR_SIZE];
-	/* Per bucket: frames waiting for their old ring to drain (move.c). */
-	struct sk_buff_head park[VRSS_INDIR_SIZE];
-	/* Per bucket: frames queued behind its delivery (its park lock). */
-	u32 park_behind[VRSS_INDIR_SIZE];
-	struct work_struct park_work;	/* releases them once it drained */
-	bool claim_sync;		/* move.c: a grace period before a claim */
+	struct vrss_rx rx;		/* rx.c */
 	struct vrss_hashing hs;		/* hashing.c */
 	struct vrss_gate gate;		/* gate.c */
+	struct vrss_rss_state rss;	/* rss.c */
+	struct vrss_move mv;		/* move.c */
 	struct vrss_device dm;		/* device.c */
-	unsigned int knobs[VRSS_KNOBS];
-	struct vrss_policy *policy;
-	struct vrss_load *load_raw;	/* one sample of every queue's CPU */
-	struct vrss_cpu_sample *samples; /* nr_cpu_ids of them */
-	cpumask_var_t primary;		/* CPUs the lower delivered on */
-	cpumask_var_t queues_avoid;	/* queue.c: the same, as spread queues were placed */
-	int primary_cpu;		/* the busiest of them, or -1 */
-	struct vrss_bucket_load *bucket_load;
-	struct vrss_rebal rebal;	/* which buckets moved by load, held */
-	unsigned int rebal_gen;		/* steer_gen the holds are about */
-	u32 rebal_table[VRSS_INDIR_SIZE]; /* the table in effect, rebalanced */
-	struct vrss_load *rebal_load;	/* the queues' loads it works from */
 
-	unsigned int hash_ports;	/* the user's VRSS_FLOW_* bits (-N) */
 	struct pcpu_sw_netstats __percpu *tx_stats;
 	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */
-	atomic64_t rx_held;		/* frames kept on a bucket's old queue */
-	atomic64_t bucket_moves;
-	atomic64_t spread_events;	/* width grew */
-	atomic64_t contract_events;	/* width shrank */
-	atomic64_t rebalance_events;	/* buckets moved by load */
-	atomic64_t rebalance_buckets;
 };
 
 /* netdev.c */
@@ -358,7 +379,7 @@ static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 static inline void vrss_rx_device_count(struct vrss_dev *vd,
 					struct sk_buff *skb, unsigned int q)
 {
-	struct vrss_dev_qstats *qs = this_cpu_ptr(vd->dev_qstats);
+	struct vrss_dev_qstats *qs = this_cpu_ptr(vd->rx.qstats);
 
 	u64_stats_update_begin(&qs->syncp);
 	u64_stats_inc(&qs->q[q].packets);
@@ -377,7 +398,7 @@ void vrss_rx_bucket_sample(struct vrss_dev *vd, struct vrss_bucket_load *bl);
 
 /* move.c */
 void vrss_move_init(struct vrss_dev *vd);
-void vrss_move_free(struct vrss_dev *vd);
+void vrss_move_uninit(struct vrss_dev *vd);
 rx_handler_result_t vrss_move_frame(struct vrss_dev *vd, struct vrss_pcpu *pc,
 				    struct sk_buff *skb, unsigned int b, u64 last);
 void vrss_move_reset(struct vrss_dev *vd);
@@ -398,6 +419,8 @@ void vrss_queues_link_napi(struct vrss_dev *vd, bool link);
 void vrss_queues_open(struct vrss_dev *vd);
 void vrss_queues_stop(struct vrss_dev *vd);
 void vrss_queue_kick(struct vrss_queue *q);
+bool vrss_queue_enqueue(struct vrss_queue *q, atomic64_t *bucket,
+			struct sk_buff *skb);
 void vrss_queue_drop(struct vrss_queue *q, struct sk_buff *skb,
 		     enum skb_drop_reason reason);
 void vrss_queue_read_stats(struct vrss_dev *vd, unsigned int i, u64 *packets,
@@ -406,7 +429,7 @@ int vrss_queue_cpu(struct vrss_dev *vd, unsigned int i);
 
 /* rss.c */
 int vrss_rss_init(struct vrss_dev *vd);
-void vrss_rss_free(struct vrss_dev *vd);
+void vrss_rss_uninit(struct vrss_dev *vd);
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
 int vrss_rss_set_ports(struct vrss_dev *vd, unsigned int ports);
 void vrss_rss_rehash(struct vrss_dev *vd);
