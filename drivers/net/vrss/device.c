@@ -68,9 +68,15 @@ static const char *vrss_device_unfit(struct net_device *lower)
 	return NULL;
 }
 
-enum vrss_mode vrss_device_mode(struct vrss_dev *vd)
+/*
+ * Under RTNL: whether vrss takes the lower's table when vrss0 is up with
+ * rxhash on (device, or auto on a lower that has one).
+ */
+bool vrss_device_wanted(struct vrss_dev *vd)
 {
-	return READ_ONCE(vd->dm.mode);
+	ASSERT_RTNL();
+	return vd->dm.mode == VRSS_MODE_DEVICE ||
+	       (vd->dm.mode == VRSS_MODE_AUTO && !vrss_device_unfit(vd->lower));
 }
 
 /*
@@ -470,7 +476,8 @@ static void vrss_device_free_tables(struct vrss_device *dm)
 /*
  * Under RTNL, vrss0 going up with rxhash on or rxhash going on while up,
  * before the gate starts: take the lower's table, if device mode was
- * asked for and the lower still has one.  Software mode if not.
+ * asked for (device, or auto) and the lower has one.  Software mode if
+ * not.
  */
 void vrss_device_take(struct vrss_dev *vd)
 {
@@ -482,9 +489,12 @@ void vrss_device_take(struct vrss_dev *vd)
 	int err;
 
 	ASSERT_RTNL();
-	if (dm->state == VRSS_DEVICE_HELD || dm->mode != VRSS_MODE_DEVICE)
+	if (dm->state == VRSS_DEVICE_HELD || dm->mode == VRSS_MODE_SOFTWARE)
 		return;
 	why = vrss_device_unfit(vd->lower);
+	/* auto: software mode is what a lower without a table gets, no news. */
+	if (why && dm->mode == VRSS_MODE_AUTO)
+		return;
 	if (!why && !vrss_device_may_take(vd))
 		why = "frames still on vrss's rings (rxhash off and on again takes the table)";
 	if (why) {

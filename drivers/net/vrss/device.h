@@ -36,7 +36,7 @@ void vrss_device_init(struct vrss_dev *vd);
 void vrss_device_uninit(struct vrss_dev *vd);
 int vrss_device_set_mode(struct vrss_dev *vd, enum vrss_mode mode,
 			 const char **why);
-enum vrss_mode vrss_device_mode(struct vrss_dev *vd);
+bool vrss_device_wanted(struct vrss_dev *vd);
 void vrss_device_take(struct vrss_dev *vd);
 void vrss_device_release(struct vrss_dev *vd);
 void vrss_device_steer_changed(struct vrss_dev *vd);

@@ -225,8 +225,9 @@ static const char * const vrss_mode_names[] = {
 };
 
 /*
- * "device" while vrss holds the lower's table, or will when vrss0 is up
- * with rxhash on; "software" otherwise (and where the lower refused).
+ * The mode in effect: "device" while vrss holds the lower's table, or
+ * will when vrss0 is up with rxhash on (device, or auto on a lower with
+ * a table); "software" otherwise (and where the lower refused).
  */
 static ssize_t mode_show(struct device *d, struct device_attribute *attr,
 			 char *buf)
@@ -237,7 +238,7 @@ static ssize_t mode_show(struct device *d, struct device_attribute *attr,
 	if (!rtnl_trylock())
 		return restart_syscall();
 	device = vrss_device_held(vd) ||
-		 (vrss_device_mode(vd) == VRSS_MODE_DEVICE &&
+		 (vrss_device_wanted(vd) &&
 		  !(netif_running(vd->dev) && (vd->dev->features & NETIF_F_RXHASH)));
 	rtnl_unlock();
 	return sysfs_emit(buf, "%s\n", device ? "device" : "software");

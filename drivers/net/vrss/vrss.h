@@ -271,8 +271,9 @@ struct vrss_gate {
 
 /*
  * Which way buckets move: on vrss's own rings (software mode), or in the
- * lower's RSS table (device mode).  AUTO chooses software mode for now:
- * device mode does not yet hold a moved bucket's frames for order.
+ * lower's RSS table (device mode).  AUTO is device mode where the lower
+ * has a table vrss can write and more than one receive queue, else
+ * software mode.
  */
 enum vrss_mode {
 	VRSS_MODE_AUTO,

@@ -4,9 +4,11 @@
 # Device mode: on a NIC with an RSS table the guest writes (virtio-net with
 # RSS in QEMU, igb), vrss steers by writing the NIC's own table.  Run under
 # `tools/vm/run --nic 2 --nic-model virtio-rss` (or igb).  It checks that:
-#  - the mode is software unless asked for; device is refused on a lower
-#    without a table, while rxhash is on, and for a name it does not know;
-#  - with vrss0 up and rxhash on, vrss holds the NIC's table: every entry
+#  - the mode is auto: device mode on this NIC, software on veth (no
+#    table); software when asked for, where vrss leaves the NIC's table
+#    alone; device is refused on a lower without a table, while rxhash is
+#    on, and for a name it does not know;
+#  - with vrss0 up and rxhash on (auto), vrss holds the NIC's table: every entry
 #    on ring 0 below the threshold, its key vrss0's (where the NIC shows
 #    one: igb's is its own), and the host's flows
 #    all arrive on ring 0;
@@ -88,10 +90,10 @@ setup() {
 		ethtool -X "$nic" weight 1 3
 	fi &&
 	ip link add link "$nic" name vrss0 type vrss &&
-	[ "$(vrss_sys mode)" = software ]
+	[ "$(vrss_sys mode)" = device ]
 }
 # ktap_check runs its command in a subshell: what it leaves is read here.
-ktap_check "vrss0 on $nic (${VRSS_NIC_MODEL:-virtio}); the user's table on it; mode: software unless asked" setup
+ktap_check "vrss0 on $nic (${VRSS_NIC_MODEL:-virtio}); the user's table on it; mode auto reads device" setup
 user_table=$(nic_table)
 user_key=$(nic_key "$nic")
 
@@ -102,17 +104,18 @@ refusals() {
 		[ "$(cat /sys/class/net/vrssd0/vrss/mode)" = software ] || { echo "# veth: device accepted"; return 1; }
 	ip link del vrssd-veth0
 	! vrss_sys_set mode fast 2> /dev/null || { echo "# 'fast' accepted"; return 1; }
+	vrss_sys_set mode software && [ "$(vrss_sys mode)" = software ] &&
 	ip link set vrss0 up && ethtool -K vrss0 rxhash on || return 1
 	! vrss_sys_set mode device 2> /dev/null || { echo "# accepted with rxhash on"; return 1; }
 	echo "# mode $(vrss_sys mode); the NIC's table the user's: $([ "$(nic_table)" = "$user_table" ] && echo yes || echo no)"
 	[ "$(vrss_sys mode)" = software ] && [ "$(nic_table)" = "$user_table" ] &&
 		ethtool -K vrss0 rxhash off && ip link set vrss0 down
 }
-ktap_check "device mode refused on veth (no table), for an unknown mode, and with rxhash on; nothing changed" \
+ktap_check "software mode leaves the NIC's table alone; device refused on veth (no table), for an unknown mode, and with rxhash on" \
 	refusals
 
 held() {
-	vrss_sys_set mode device && [ "$(vrss_sys mode)" = device ] &&
+	vrss_sys_set mode auto && [ "$(vrss_sys mode)" = device ] &&
 	ip link set vrss0 up && ip addr add $GUEST/24 dev vrss0 &&
 	ip neigh replace $HOST dev vrss0 nud permanent \
 		lladdr "$(host cat /sys/class/net/vrsstap0/address)" &&
@@ -129,7 +132,7 @@ held() {
 		{ [ -z "$user_key" ] || [ "$(nic_key "$nic")" = "$(nic_key vrss0)" ]; } &&
 		[ "$(vrss_stat vrss0 device_tables)" -ge 1 ]
 }
-ktap_check "mode device, up, rxhash on: the NIC's table is vrss's, every entry on ring 0, its key (if it has one) vrss0's" held
+ktap_check "mode auto, up, rxhash on: the NIC's table is vrss's, every entry on ring 0, its key (if it has one) vrss0's" held
 
 N=400
 coalesced() {
