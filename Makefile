@@ -22,6 +22,7 @@ install: modules
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
 	install -D -m 0755 tools/vrss-attach $(INSTALL_MOD_PATH)/usr/local/sbin/vrss-attach
 	ln -sf vrss-attach $(INSTALL_MOD_PATH)/usr/local/sbin/vrss-detach
+	install -D -m 0755 tools/vrss-status $(INSTALL_MOD_PATH)/usr/local/sbin/vrss-status
 
 # DKMS: this tree rebuilt for every installed kernel with headers.
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)

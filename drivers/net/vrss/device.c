@@ -176,17 +176,21 @@ static u8 vrss_device_ring(const struct vrss_device *dm, const u32 *table,
 static void vrss_device_up(struct vrss_dev *vd, struct sk_buff_head *list,
 			   unsigned int ring)
 {
+	struct vrss_dev *prev = vrss_up_begin(vd);
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(list))) {
-		if (unlikely(!netif_running(vd->dev))) {
+		if (unlikely(!vrss_up_open(vd))) {
 			atomic64_inc(&vd->rx_dropped_down);
 			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 			continue;
 		}
 		vrss_rx_device_count(vd, skb, ring);
+		/* Stacked or in place, as attach is now. */
+		skb->dev = READ_ONCE(vd->inplace) ? vd->lower : vd->dev;
 		netif_receive_skb_core(skb);
 	}
+	vrss_up_end(prev);
 }
 
 /* Under held[b]'s lock: bucket @b no longer held. */

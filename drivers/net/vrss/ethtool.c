@@ -260,7 +260,7 @@ static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
 static const char vrss_dev_stat_names[][ETH_GSTRING_LEN] = {
 	"rx_nohash", "rx_dropped_down", "rx_held_for_order", "bucket_moves",
 	"spread_events", "contract_events", "rebalance_events", "rebalance_buckets",
-	"device_tables", "device_table_errors", "device_late_frames",
+	"device_tables", "device_table_errors", "device_late_frames", "spread_ms",
 };
 
 #define VRSS_QUEUE_STATS	ARRAY_SIZE(vrss_queue_stat_names)
@@ -313,6 +313,7 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 	data[8] = atomic64_read(&vd->dm.commits);
 	data[9] = atomic64_read(&vd->dm.commit_errors);
 	data[10] = atomic64_read(&vd->dm.late);
+	data[11] = vrss_rss_spread_ms(vd);
 }
 
 const struct ethtool_ops vrss_ethtool_ops = {

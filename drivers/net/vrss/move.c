@@ -133,18 +133,20 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 {
 	struct vrss_pcpu *pc = this_cpu_ptr(vd->rx.pcpu);
 	struct sk_buff_head *park = &vd->mv.park[b];
+	struct vrss_dev *prev;
 	struct sk_buff *skb;
 
 	for (;;) {
+		prev = vrss_up_begin(vd);
 		while ((skb = __skb_dequeue(list))) {
-			if (unlikely(!netif_running(vd->dev))) {
+			if (unlikely(!vrss_up_open(vd))) {
 				atomic64_inc(&vd->rx_dropped_down);
 				kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 				continue;
 			}
-			vrss_rx_inline(pc, skb);
-			netif_receive_skb_core(skb);
+			vrss_up_skb(vd, pc, skb);
 		}
+		vrss_up_end(prev);
 		spin_lock(&park->lock);
 		if (skb_queue_empty(park)) {
 			/* Pairs with the acquire of the CPUs that queued behind. */

@@ -7,6 +7,12 @@
  * vrss0's receive filters (unicast and multicast lists, promiscuity,
  * allmulti) are pushed down to it, since the lower's filter is the one the
  * wire sees.
+ *
+ * In place, the frames stay the lower's: the rx_handler only chooses the
+ * CPU they go up on, and lets them pass (inline, or when a ring, a park or
+ * a hold hands them up); the lower keeps its addresses, routes and
+ * firewall rules, and vrss0 carries the queues, the switch, the table,
+ * the knobs and the statistics.  While vrss0 is down every frame passes.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
@@ -23,6 +29,54 @@
 
 static struct rtnl_link_ops vrss_link_ops;
 
+DEFINE_PER_CPU(struct vrss_dev *, vrss_handing_up);
+
+/* Whether new devices attach in place: for the first attach over SSH. */
+static bool vrss_inplace_default;
+module_param_named(inplace, vrss_inplace_default, bool, 0644);
+MODULE_PARM_DESC(inplace, "new vrss devices attach in place (frames stay the lower's)");
+
+/* skb_share_check(), with a reason for the drop; NULL if dropped. */
+static struct sk_buff *vrss_unshare(struct vrss_dev *vd, struct sk_buff *skb)
+{
+	struct sk_buff *nskb;
+
+	if (likely(!skb_shared(skb)))
+		return skb;
+	nskb = skb_clone(skb, GFP_ATOMIC);
+	if (unlikely(!nskb)) {
+		dev_core_stats_rx_dropped_inc(vd->dev);
+		kfree_skb_reason(skb, SKB_DROP_REASON_NOMEM);
+		return NULL;
+	}
+	consume_skb(skb);
+	return nskb;
+}
+
+/*
+ * In place: the frame is the lower's and stays so.  What vrss hands up
+ * inline passes on, with the lower's queue; what it takes goes up later
+ * from a ring, a park or a hold, and then passes here.
+ */
+static rx_handler_result_t vrss_handle_inplace(struct vrss_dev *vd,
+					       struct sk_buff **pskb)
+{
+	struct sk_buff *skb;
+	u16 queue;
+
+	if (!netif_running(vd->dev) || __this_cpu_read(vrss_handing_up) == vd)
+		return RX_HANDLER_PASS;
+	skb = vrss_unshare(vd, *pskb);
+	if (unlikely(!skb))
+		return RX_HANDLER_CONSUMED;
+	*pskb = skb;
+	queue = skb->queue_mapping;
+	if (vrss_rx(vd, skb) == RX_HANDLER_CONSUMED)
+		return RX_HANDLER_CONSUMED;
+	skb->queue_mapping = queue;
+	return RX_HANDLER_PASS;
+}
+
 static rx_handler_result_t vrss_handle_frame(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb;
@@ -31,23 +85,16 @@ static rx_handler_result_t vrss_handle_frame(struct sk_buff **pskb)
 	/* The lower's own looped-back frames stay the lower's, as on macvlan. */
 	if (unlikely(skb->pkt_type == PACKET_LOOPBACK))
 		return RX_HANDLER_PASS;
+	if (READ_ONCE(vd->inplace))
+		return vrss_handle_inplace(vd, pskb);
 	if (unlikely(!netif_running(vd->dev))) {
 		atomic64_inc(&vd->rx_dropped_down);
 		kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
 		return RX_HANDLER_CONSUMED;
 	}
-	/* skb_share_check(), with a reason for the drop. */
-	if (unlikely(skb_shared(skb))) {
-		struct sk_buff *nskb = skb_clone(skb, GFP_ATOMIC);
-
-		if (unlikely(!nskb)) {
-			dev_core_stats_rx_dropped_inc(vd->dev);
-			kfree_skb_reason(skb, SKB_DROP_REASON_NOMEM);
-			return RX_HANDLER_CONSUMED;
-		}
-		consume_skb(skb);
-		skb = nskb;
-	}
+	skb = vrss_unshare(vd, skb);
+	if (unlikely(!skb))
+		return RX_HANDLER_CONSUMED;
 	*pskb = skb;
 	skb->dev = vd->dev;
 	return vrss_rx(vd, skb);
@@ -415,6 +462,7 @@ static int vrss_newlink(struct net *src_net, struct net_device *dev,
 	vd->dev = dev;
 	vd->lower = lower;
 	vd->ring_size = VRSS_RING_SIZE;
+	vd->inplace = READ_ONCE(vrss_inplace_default);
 	if (!tb[IFLA_MTU])
 		dev->mtu = lower->mtu;
 	dev->min_mtu = lower->min_mtu;

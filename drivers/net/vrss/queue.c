@@ -156,10 +156,11 @@ static void vrss_poll_publish(struct vrss_queue *q)
 	vrss_hashing_wake(q->vd);
 }
 
-static int vrss_poll(struct napi_struct *napi, int budget)
+static int __vrss_poll(struct vrss_queue *q, int budget)
 {
-	struct vrss_queue *q = container_of(napi, struct vrss_queue, napi);
+	bool inplace = READ_ONCE(q->vd->inplace);
 	unsigned int bytes = 0, delivered = 0;
+	struct napi_struct *napi = &q->napi;
 	struct sk_buff *skb;
 	int done = 0;
 
@@ -175,10 +176,23 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 			vrss_queue_drop(q, skb, SKB_DROP_REASON_NOMEM);
 			continue;
 		}
-		skb_record_rx_queue(skb, q->index);
 		bytes += skb->len;
-		napi_gro_receive(napi, skb);
 		delivered++;
+		/*
+		 * In place the frame goes up as the lower's, with the lower's
+		 * queue, once: not through RPS, which would send it back
+		 * into the lower's rx_handler from another CPU's backlog, nor
+		 * through a second GRO (the lower's ran).  The device is set
+		 * here, as attach may have changed while it waited.
+		 */
+		if (inplace) {
+			skb->dev = q->vd->lower;
+			netif_receive_skb_core(skb);
+			continue;
+		}
+		skb->dev = q->vd->dev;
+		skb_record_rx_queue(skb, q->index);
+		napi_gro_receive(napi, skb);
 	}
 
 	u64_stats_update_begin(&q->syncp);
@@ -203,6 +217,22 @@ static int vrss_poll(struct napi_struct *napi, int budget)
 	smp_mb();
 	if (!__ptr_ring_empty(&q->ring))
 		napi_schedule(napi);
+	return done;
+}
+
+static int vrss_poll(struct napi_struct *napi, int budget)
+{
+	struct vrss_queue *q = container_of(napi, struct vrss_queue, napi);
+	struct vrss_dev *prev;
+	int done;
+
+	/*
+	 * In place the frames go up as the lower's, through its rx_handler,
+	 * which lets them pass: GRO's flushes included.
+	 */
+	prev = vrss_up_begin(q->vd);
+	done = __vrss_poll(q, budget);
+	vrss_up_end(prev);
 	return done;
 }
 

@@ -94,6 +94,35 @@ static unsigned int vrss_rss_queues(struct vrss_dev *vd,
 		    vrss_device_rings(vd));
 }
 
+/*
+ * Under steer_lock: the table in effect went from width @old to @width;
+ * the time spent spread (wider than one queue) adds up.
+ */
+static void vrss_rss_spread_time(struct vrss_dev *vd, unsigned int old,
+				 unsigned int width)
+{
+	if (old <= 1 && width > 1) {
+		vd->rss.spread_since = get_jiffies_64();
+		vd->rss.spread = true;
+	} else if (old > 1 && width <= 1 && vd->rss.spread) {
+		vd->rss.spread_jiffies += get_jiffies_64() - vd->rss.spread_since;
+		vd->rss.spread = false;
+	}
+}
+
+/* Time spent spread so far, in milliseconds. */
+u64 vrss_rss_spread_ms(struct vrss_dev *vd)
+{
+	u64 j;
+
+	mutex_lock(&vd->steer_lock);
+	j = vd->rss.spread_jiffies;
+	if (vd->rss.spread)
+		j += get_jiffies_64() - vd->rss.spread_since;
+	mutex_unlock(&vd->steer_lock);
+	return jiffies64_to_msecs(j);
+}
+
 /* Under steer_lock: the table in effect at the policy's width. */
 static int vrss_rss_rebuild(struct vrss_dev *vd)
 {
@@ -108,6 +137,7 @@ static int vrss_rss_rebuild(struct vrss_dev *vd)
 
 	old = rcu_replace_pointer(vd->rss.steer, steer,
 				  lockdep_is_held(&vd->steer_lock));
+	vrss_rss_spread_time(vd, old ? old->width : 1, steer->width);
 	kfree_rcu(old, rcu);
 	/* Whatever was rebalanced is gone: the gate starts over. */
 	vd->rss.gen++;

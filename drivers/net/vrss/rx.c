@@ -71,7 +71,8 @@ static rx_handler_result_t vrss_rx_device(struct vrss_dev *vd,
 
 /*
  * From the rx_handler, in softirq context with RCU held, skb->dev set to
- * vrss0.  RX_HANDLER_ANOTHER hands the frame up here and now.
+ * vrss0 (in place: still the lower).  RX_HANDLER_ANOTHER hands the frame
+ * up here and now.
  */
 rx_handler_result_t vrss_rx(struct vrss_dev *vd, struct sk_buff *skb)
 {

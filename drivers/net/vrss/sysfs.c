@@ -7,7 +7,8 @@
  * current width, rebalanced, where `ethtool -x` shows the user's), and the
  * load the policy works from: queue_load (each queue's CPU, smoothed busy
  * percent) and bucket_packets, bucket_bytes (each bucket's, over the last
- * interval); and mode, which way buckets move (device.c).
+ * interval); mode, which way buckets move (device.c); and attach,
+ * whether frames go up through vrss0 or in place, as the lower's.
  */
 #include <linux/device.h>
 #include <linux/netdevice.h>
@@ -265,6 +266,38 @@ static ssize_t mode_store(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(mode);
 
+/* "stacked": frames go up through vrss0; "inplace": as the lower's. */
+static ssize_t attach_show(struct device *d, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(vrss_of(d)->inplace) ? "inplace" : "stacked");
+}
+
+/*
+ * Only while vrss0 is down, so no frame is steered meanwhile; frames still
+ * on a ring or parked go up as attach is when they do.
+ */
+static ssize_t attach_store(struct device *d, struct device_attribute *attr,
+			    const char *buf, size_t len)
+{
+	static const char * const names[] = { "stacked", "inplace" };
+	struct vrss_dev *vd = vrss_of(d);
+	int i, err = 0;
+
+	i = sysfs_match_string(names, buf);
+	if (i < 0)
+		return -EINVAL;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	if (netif_running(vd->dev))
+		err = -EBUSY;
+	else
+		WRITE_ONCE(vd->inplace, i == 1);
+	rtnl_unlock();
+	return err ?: len;
+}
+static DEVICE_ATTR_RW(attach);
+
 static struct attribute *vrss_sysfs_attrs[] = {
 	&vrss_attr_threshold.attr.attr,
 	&vrss_attr_hysteresis.attr.attr,
@@ -280,6 +313,7 @@ static struct attribute *vrss_sysfs_attrs[] = {
 	&dev_attr_bucket_packets.attr,
 	&dev_attr_bucket_bytes.attr,
 	&dev_attr_mode.attr,
+	&dev_attr_attach.attr,
 	NULL,
 };
 

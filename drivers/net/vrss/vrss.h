@@ -180,6 +180,10 @@ struct vrss_rss_state {
 	unsigned int width;		/* asked for by the load policy */
 	unsigned int gen;		/* tables rebuilt from the user's */
 	unsigned int ports;		/* the user's VRSS_FLOW_* bits (-N) */
+	/* Time the table in effect spread wider than one queue (ethtool -S). */
+	bool spread;			/* now */
+	u64 spread_since;		/* jiffies when it last spread */
+	u64 spread_jiffies;		/* before that */
 };
 
 /* Where each bucket is, and its frames while it moves (move.c). */
@@ -352,13 +356,52 @@ struct vrss_dev {
 
 	struct pcpu_sw_netstats __percpu *tx_stats;
 	atomic64_t rx_dropped_down;	/* frames received while vrss0 was down */
+	/*
+	 * netdev.c: in place, frames go up as the lower's (vrss0 carries no
+	 * address); stacked, through vrss0.  Changed only while vrss0 is
+	 * down.
+	 */
+	bool inplace;
 };
+
+/*
+ * The vrss device whose frames this CPU is handing up from a ring, a park
+ * or a hold: in place they are the lower's again, and its rx_handler lets
+ * them pass (netdev.c).  Set with BH off.
+ */
+DECLARE_PER_CPU(struct vrss_dev *, vrss_handing_up);
+
+static inline struct vrss_dev *vrss_up_begin(struct vrss_dev *vd)
+{
+	struct vrss_dev *prev = __this_cpu_read(vrss_handing_up);
+
+	__this_cpu_write(vrss_handing_up, vd);
+	return prev;
+}
+
+static inline void vrss_up_end(struct vrss_dev *prev)
+{
+	__this_cpu_write(vrss_handing_up, prev);
+}
+
+/*
+ * Whether a frame waiting in vrss (parked, held) still goes up: stacked,
+ * only through a running vrss0; in place the frame is the lower's.
+ */
+static inline bool vrss_up_open(const struct vrss_dev *vd)
+{
+	return READ_ONCE(vd->inplace) || netif_running(vd->dev);
+}
 
 /* netdev.c */
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
 
-/* A frame handed to the stack on this CPU as queue 0's (rx.c, move.c). */
+/*
+ * A frame handed to the stack on this CPU as queue 0's (rx.c, move.c).
+ * In place the rx_handler gives it back its lower's queue and lets it
+ * pass (netdev.c), as vrss_up_skb() does for parked ones.
+ */
 static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 						 struct sk_buff *skb)
 {
@@ -371,6 +414,26 @@ static inline rx_handler_result_t vrss_rx_inline(struct vrss_pcpu *pc,
 	/* Read by vrss_queue_cpu() on another CPU. */
 	WRITE_ONCE(pc->last, jiffies);
 	return RX_HANDLER_ANOTHER;
+}
+
+/*
+ * A frame that waited (parked) handed up now as queue 0's, through vrss0
+ * or, in place, as the lower's with the lower's queue: whichever attach
+ * is now.
+ */
+static inline void vrss_up_skb(struct vrss_dev *vd, struct vrss_pcpu *pc,
+			       struct sk_buff *skb)
+{
+	u16 queue = skb->queue_mapping;
+
+	vrss_rx_inline(pc, skb);
+	if (READ_ONCE(vd->inplace)) {
+		skb->dev = vd->lower;
+		skb->queue_mapping = queue;
+	} else {
+		skb->dev = vd->dev;
+	}
+	netif_receive_skb_core(skb);
 }
 
 /*
@@ -433,6 +496,7 @@ int vrss_rss_init(struct vrss_dev *vd);
 void vrss_rss_uninit(struct vrss_dev *vd);
 int vrss_rss_update(struct vrss_dev *vd, const u32 *indir, const u8 *key);
 int vrss_rss_set_ports(struct vrss_dev *vd, unsigned int ports);
+u64 vrss_rss_spread_ms(struct vrss_dev *vd);
 void vrss_rss_rehash(struct vrss_dev *vd);
 void vrss_rss_channels_changed(struct vrss_dev *vd);
 unsigned int vrss_rss_max_width(struct vrss_dev *vd);

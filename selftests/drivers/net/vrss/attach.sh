@@ -28,6 +28,11 @@
 #    earlier --try's undo process leaves a later --try alone, and
 #    vrss-attach --confirm from another process keeps it (each waits for
 #    the undo process itself, its pid from the state file, to end);
+#  - --help prints the usage on stdout (status 0), options go before or
+#    after DEV, --dry-run prints the plan and changes nothing;
+#  - vrss-attach --in-place moves nothing: vrss0 in place with no
+#    address, the NIC's configuration as it was, a connection to the
+#    NIC's address steered by vrss0; vrss-detach deletes it;
 #  - the connection lived through all of that: no request unanswered,
 #    none slower than 2 s.
 
@@ -53,7 +58,7 @@ ifindex=$(cat /sys/class/net/"$nic"/ifindex)
 leases=/run/systemd/netif/leases
 dhclient_pid=/run/dhclient.$nic.pid
 
-ktap_plan 29
+ktap_plan 35
 
 echo_pid='' stream='' undo_pids='' sleeper='' made_leases='' dummy_loaded='' upid='' old=''
 # shellcheck disable=SC2317 # the EXIT trap runs it
@@ -285,7 +290,7 @@ if modinfo vrss > /dev/null 2>&1; then
 	ktap_result "refused: no module to load (a vrss module is installed here)" 4
 else
 	vrss_unload
-	refused "refused: no vrss module to load" "no vrss module" "$attach" "$nic"
+	refused "refused: no vrss module to load" "cannot load the vrss module" "$attach" "$nic"
 	# shellcheck disable=SC2119 # no module parameters
 vrss_load || exit "$KSFT_FAIL"
 fi
@@ -394,6 +399,42 @@ echo "# its undo process ended $(($(ms) - t0)) ms after the confirmation"
 ktap_result "vrss-attach --try 12, then --confirm: still attached after its undo process ended" $?
 "$detach" > /dev/null 2>&1
 unchanged "... vrss-detach: as before"
+
+# --help on stdout with status 0; options before DEV and after it;
+# --dry-run prints the plan and changes nothing.
+out=$("$attach" --help 2> /dev/null)
+rc=$?
+[ $rc = 0 ] && grep -q "^usage: vrss-attach" <<< "$out"
+ktap_result "vrss-attach --help: the usage on stdout, status 0" $?
+out=$("$attach" --dry-run "$nic" --name vrss0 2>&1)
+rc=$?
+comment "$(head -n 3 <<< "$out")"
+[ $rc = 0 ] && grep -q "^ip link add link $nic name vrss0 up type vrss" <<< "$out" &&
+	grep -q "^ip -4 address replace $GUEST/24 .*dev vrss0" <<< "$out" &&
+	grep -q "dry run: nothing changed" <<< "$out" && [ ! -e /sys/class/net/vrss0 ] &&
+	[ "$(snapshot)" = "$before" ]
+ktap_result "vrss-attach --dry-run DEV --name vrss0: the plan printed, nothing changed" $?
+
+# In place: nothing moves; the NIC keeps its configuration, vrss0 none.
+out=$("$attach" "$nic" --in-place 2>&1)
+rc=$?
+echo "# $out"
+[ $rc = 0 ] && [ "$(cat /sys/class/net/vrss0/vrss/attach 2> /dev/null)" = inplace ] &&
+	[ -z "$(ip -o addr show dev vrss0)" ] && [ "$(snapshot)" = "$before" ]
+ktap_result "vrss-attach DEV --in-place: vrss0 in place with no address, $nic's configuration unchanged" $?
+rx0=$(cat /sys/class/net/vrss0/statistics/rx_packets 2> /dev/null)
+ethtool -K vrss0 rxhash on
+out=$("$host" run "$VRSS_TRAFFIC" tcprr $GUEST 1 2>&1)
+rx1=$(cat /sys/class/net/vrss0/statistics/rx_packets 2> /dev/null)
+echo "# a new connection from the host: $out; vrss0 steered ${rx0:-?} -> ${rx1:-?}"
+grep -q "lost 0" <<< "$out" && [ -n "$rx0" ] && [ $((rx1 - rx0)) -ge 50 ]
+ktap_result "... a connection to $nic's address works, its frames steered by vrss0" $?
+out=$("$detach" 2>&1)
+rc=$?
+echo "# $out"
+[ $rc = 0 ] && [ ! -e /sys/class/net/vrss0 ]
+ktap_result "vrss-detach of vrss0 in place: deleted" $?
+unchanged "... and everything as before"
 
 # Ended (SIGTERM), it reports.
 out=$("$host" kill "$stream" 2>&1)

@@ -37,7 +37,7 @@ GUEST=198.51.100.1
 HOST=198.51.100.2
 tmp=$(mktemp -d)
 
-ktap_plan 14
+ktap_plan 16
 
 v6_sysctls="net.ipv6.conf.all.disable_ipv6 net.ipv6.conf.default.disable_ipv6 net.ipv6.conf.$nic.disable_ipv6"
 v6_saved=$(for s in $v6_sysctls; do echo "$s=$(sysctl -n "$s")"; done)
@@ -277,6 +277,53 @@ in_order() {
 		[ "$tables" -ge 2 ] && [ "$held" -gt 0 ]
 }
 ktap_check "no flow reordered, none lost, while the width goes back and forth in the NIC's table (frames held)" in_order
+
+# settled: the NIC's table is the table in effect (a work item writes it).
+settled() {
+	local t
+	for t in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(nic_table)" = "$(vrss_sys effective_indir)" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+nic_channels() {
+	ethtool -l "$nic" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2 }'
+}
+# While vrss holds the table the NIC counts as configured: the ethtool
+# core refuses to take away a ring the table uses.
+lower_channels() {
+	settled || return 1
+	local t err
+	t=$(nic_table)
+	err=$(ethtool -L "$nic" combined 1 2>&1) && { echo "# $nic: combined 1 accepted"; return 1; }
+	echo "# ethtool -L $nic combined 1: '$err'; $nic's channels $(nic_channels)," \
+	     "NIC's table $(tr ' ' '\n' <<< "$t" | sort | uniq -c | xargs)"
+	[ "$(nic_channels)" = 2 ] && [ "$(nic_table)" = "$t" ] &&
+		[ -n "$(tr ' ' '\n' <<< "$t" | grep -vx 0)" ]
+}
+ktap_check "spread, ethtool -L on the NIC refused (its table is vrss's), the table unchanged" lower_channels
+
+# vrss0's own channel count bounds the rings the NIC's table uses.
+vrss_channels() {
+	local one two
+	ethtool -L vrss0 combined 1 && settled || return 1
+	one=$(nic_table)
+	ethtool -L vrss0 combined 2 || return 1
+	# Frames wake the gate (threshold 0) if it slept meanwhile.
+	host "$VRSS_TRAFFIC" pace $GUEST 16 50 0.002 > /dev/null &
+	local pid=$!
+	vrss_wait_count /sys/class/net/vrss0/vrss/width 2 3000
+	wait $pid
+	settled || return 1
+	two=$(nic_table)
+	echo "# vrss0 on 1 queue: NIC's table $(tr ' ' '\n' <<< "$one" | sort | uniq -c | xargs);" \
+	     "on 2 again: $(tr ' ' '\n' <<< "$two" | sort | uniq -c | xargs)"
+	[ -z "$(tr ' ' '\n' <<< "$one" | grep -vx 0)" ] && [ "$(vrss_sys width)" = 2 ] &&
+		[ -n "$(tr ' ' '\n' <<< "$two" | grep -vx 0)" ]
+}
+ktap_check "ethtool -L vrss0 combined 1: the NIC's table all on ring 0; combined 2: spread over both again" \
+	vrss_channels
 
 # restored CHANGE...: after CHANGE, the NIC has the user's table and key.
 restored() {

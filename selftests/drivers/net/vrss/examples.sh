@@ -18,7 +18,12 @@
 #    and delete it;
 #  - systemd-networkd with eth0-lower.network and vrss0.network leases
 #    vrss0 an address from the host and leaves the NIC without any (no
-#    IPv4, no IPv6 link-local), and the host reaches vrss0.
+#    IPv4, no IPv6 link-local), and the host reaches vrss0;
+#  - on a NIC leased by its own DHCP client (ifupdown), vrss-inplace@.service
+#    attaches vrss in place with rxhash on, the NIC keeps its lease, a new
+#    DHCP request is answered through vrss, the host reaches the NIC; its
+#    ExecStop= deletes vrss0; with the module missing, ExecStart= fails
+#    and the NIC keeps its lease.
 #
 # systemd-networkd runs as it does in a container: with /sys read-only
 # (in a mount namespace of its own) it does not wait for udev, which the
@@ -48,7 +53,7 @@ tmp=$(mktemp -d)
 POOL_START=198.51.100.100
 POOL_END=198.51.100.109
 
-ktap_plan 8
+ktap_plan 12
 
 dhcpd='' nd_pid='' mounts=()
 cleanup() {
@@ -261,5 +266,83 @@ unit_stop() {
 	! ip link show vrss0 > /dev/null 2>&1 || { echo "vrss0 still there"; return 1; }
 }
 ktap_check "vrss@.service: ExecStop= deletes vrss0" unit_stop
+
+# --- in place, on a NIC leased by its own DHCP client ----------------------
+
+# The guest's own configuration, untouched by vrss: ifupdown leases the
+# NIC itself.  vrss-inplace@.service attaches vrss in place on top of it.
+printf '%s\n' "auto $nic" "iface $nic inet dhcp" > "$tmp/nic.interfaces"
+sed -e "s/\<eth0\>/$nic/g" -e "s|/usr/sbin/|$VRSS_REPO/tools/|" "$ex/vrss-inplace@.service" \
+	> "$tmp/vrss-inplace@$nic.service"
+inplace_cmds() {
+	local key
+	for key; do
+		sed -n "s/^$key=[-@+!]*//p" "$tmp/vrss-inplace@$nic.service"
+	done | sed "s/%i/$nic/g"
+}
+inplace_run() {
+	local c
+	while IFS= read -r c; do
+		echo "+ $c"
+		# shellcheck disable=SC2086 # the unit's words, as systemd splits them
+		$c || return 1
+	done < <(inplace_cmds "$@")
+}
+inplace_start() {
+	local a
+	systemd-analyze verify "$tmp/vrss-inplace@$nic.service" || return 1
+	vrss_unload 2> /dev/null
+	ifup -i "$tmp/nic.interfaces" "$nic" || { echo "ifup failed"; return 1; }
+	wait_leased "$nic" 30 || return 1
+	a=$(leased "$nic")
+	inplace_run ExecStart || return 1
+	[ "$(cat /sys/class/net/vrss0/vrss/attach)" = inplace ] || { echo "vrss0 not in place"; return 1; }
+	ethtool -k vrss0 | grep -qx 'receive-hashing: on' || { echo "rxhash is off on vrss0"; return 1; }
+	[ "$(leased "$nic")" = "$a" ] && no_addr vrss0 || return 1
+	echo "$nic leased $a by its own dhclient; vrss0 in place, rxhash on, without addresses"
+	reached "$a"
+}
+ktap_check "vrss-inplace@.service on a NIC leased by ifupdown: in place, rxhash on, the NIC's lease kept, the host reaches it" \
+	inplace_start
+
+inplace_renew() {
+	local a
+	a=$(leased "$nic")
+	# The lease renewed through vrss in place: a second dhclient run asks
+	# the server again on the NIC and gets the same address.
+	dhclient -1 -pf "$tmp/renew.pid" -lf "$tmp/dhcp/renew.leases" "$nic" || { echo "no lease"; return 1; }
+	[ -f "$tmp/renew.pid" ] && kill "$(cat "$tmp/renew.pid")" 2> /dev/null
+	echo "renewed on $nic: $(leased "$nic") (was $a)"
+	[ "$(leased "$nic")" = "$a" ] && reached "$a"
+}
+ktap_check "... a DHCP request on the NIC answered through vrss in place, the same address" inplace_renew
+
+inplace_stop() {
+	local a
+	a=$(leased "$nic")
+	inplace_run ExecStop || return 1
+	! ip link show vrss0 > /dev/null 2>&1 || { echo "vrss0 still there"; return 1; }
+	[ "$(leased "$nic")" = "$a" ] || { echo "$nic lost its lease $a"; return 1; }
+	"$host" run ping -c 2 -i 0.2 -W 2 -q "$a" > /dev/null
+}
+ktap_check "vrss-inplace@.service: ExecStop= deletes vrss0, the NIC keeps its lease and answers" inplace_stop
+
+# A kernel without its vrss build: the module cannot be found.
+inplace_missing() {
+	local a rc=0
+	a=$(leased "$nic")
+	vrss_unload 2> /dev/null
+	rm "$tmp/root/lib/modules/$kver/extra/vrss.ko" && depmod -b "$tmp/root" "$kver" || return 1
+	if inplace_run ExecStart; then
+		echo "ExecStart= succeeded without a module"
+		rc=1
+	fi
+	! ip link show vrss0 > /dev/null 2>&1 || rc=1
+	[ "$(leased "$nic")" = "$a" ] || { echo "$nic lost its lease $a"; rc=1; }
+	"$host" run ping -c 2 -i 0.2 -W 2 -q "$a" > /dev/null || rc=1
+	ifdown -i "$tmp/nic.interfaces" "$nic" > /dev/null 2>&1
+	return $rc
+}
+ktap_check "... with the module missing, ExecStart= fails and the NIC keeps its lease and answers" inplace_missing
 
 ktap_finish
