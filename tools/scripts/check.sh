@@ -36,7 +36,7 @@ full=${VRSS_CHECK_FULL:-0}
 all_held="rxhash key fields down"
 if [ "$full" = 1 ]; then
 	fuzz_secs=60 stress_secs=90 stress_rounds=3 cost_rounds=5
-	cost_nic_6_1=2 cost_nic_6_12=2 tools_6_1="attach.sh examples.sh"
+	cost_nic_6_1=2 cost_nic_6_12=2 tools_6_1="attach.sh examples.sh status.sh"
 	held_nic1=$all_held held_nic2=$all_held held_cloud=$all_held
 	cloud_nic_progs="virtio.sh attach.sh examples.sh"
 else
@@ -303,7 +303,7 @@ ksft="tools/scripts/ksft-run.sh"
 while read -r series kver; do
 	two=$all_progs four="hotplug.sh rebalance.sh" drv=() drv_veth=()
 	# User space's tests, and cost.sh's NIC (queue pairs, 0: none).
-	tools="attach.sh examples.sh" q=$cost_nic_6_12 cost_nic=
+	tools="attach.sh examples.sh status.sh" q=$cost_nic_6_12 cost_nic=
 	if [ "$series" = 6.1 ]; then
 		tools=$tools_6_1 q=$cost_nic_6_1
 	fi

@@ -476,8 +476,9 @@ held() {
 }
 # rxhash off, a new key, new hashed fields, each while a ring is full:
 # every bucket on spread queue 1 (threshold 0, ethtool -X weight), the
-# firewall behind it, so that its ring holds about half a second of
-# frames when the change lands.  Hashing stops (or the new key or fields
+# firewall behind it, so that its ring (of 128: under TCG each frame
+# walks the 20000 rules for tens of milliseconds, and the change waits
+# for the ring to drain) holds seconds of frames when the change lands.  Hashing stops (or the new key or fields
 # apply) only once every bucket is home, however long the ring takes to
 # hand up what it holds; meanwhile the flows' frames park
 # (rx_held_for_order), and the drain ends by itself (state off, or, for
@@ -568,9 +569,11 @@ held_restore() {
 held_rehash() {
 	local rc=0 what
 	firewall 20000 || return
+	ip link set vrss0 down && ethtool -G vrss0 rx 128 && ip link set vrss0 up || return 1
 	for what in $held_changes; do
 		held_change $what || rc=1
 	done
+	ip link set vrss0 down && ethtool -G vrss0 rx 1024 && ip link set vrss0 up || rc=1
 	bash "$VRSS_REPO/tools/bench/firewall.sh" 0 && rm "$tmp/firewall"
 	return $rc
 }
