@@ -41,11 +41,55 @@
 /* Smoothed loads are percent in fixed point, 8 fractional bits. */
 #define VRSS_LOAD_SHIFT			8
 
+/*
+ * One CPU's cumulative times in microseconds, as /proc/stat counts them:
+ * idle (iowait included), stolen by the host, in softirq; and the wall
+ * clock they were read at.
+ */
+struct vrss_cpu_times {
+	u64 idle;
+	u64 steal;
+	u64 softirq;
+	u64 wall;
+};
+
+static inline u32 vrss_load_percent(u64 part, u64 whole)
+{
+	if (part >= whole)
+		return VRSS_PERCENT_MAX;
+	return (u32)(part * VRSS_PERCENT_MAX / whole);
+}
+
 /* The load of one queue's CPU over an interval, in percent. */
 struct vrss_load {
 	u32 busy;		/* not idle (nor waiting for I/O) */
 	u32 net;		/* of which softirq: the receive work */
 };
+
+/*
+ * The load between two readings @a and @b of a CPU's times.  Busy is what
+ * was neither idle nor stolen: a vCPU whose thread waited for a physical
+ * CPU did no work, and a host that busy would not run spread work there
+ * either.  No sample (false, @load untouched) when the wall clock did not
+ * advance or a count went backwards (the idle time can, by a few
+ * microseconds, across a nohz update): read as idle 0, it would be a
+ * raw 100 % counting toward a spread.
+ */
+static inline bool vrss_load_between(const struct vrss_cpu_times *a,
+				     const struct vrss_cpu_times *b,
+				     struct vrss_load *load)
+{
+	u64 wall;
+
+	if (b->wall <= a->wall || b->idle < a->idle || b->steal < a->steal ||
+	    b->softirq < a->softirq)
+		return false;
+	wall = b->wall - a->wall;
+	load->busy = VRSS_PERCENT_MAX -
+		     vrss_load_percent((b->idle - a->idle) + (b->steal - a->steal), wall);
+	load->net = vrss_load_percent(b->softirq - a->softirq, wall);
+	return true;
+}
 
 struct vrss_policy {
 	unsigned int width;	/* queues in use for spreading, >= 1 */

@@ -110,6 +110,96 @@ static unsigned int sim_step(struct sim *s, unsigned int work,
 	return sim_step_raw(s);
 }
 
+/*
+ * Loads from a CPU's times: busy is what was neither idle nor stolen by the
+ * host, net the softirq share, both of the wall time between readings.
+ */
+static void test_load_between(void **state)
+{
+	struct vrss_cpu_times a = { .idle = 1000, .steal = 50, .softirq = 7, .wall = 5000 };
+	struct vrss_cpu_times b = a;
+	struct vrss_load l;
+
+	(void)state;
+	/* 100 ms: 20 idle, 50 stolen, 10 in softirq: 30 % busy, 10 % net. */
+	b.wall += 100000;
+	b.idle += 20000;
+	b.steal += 50000;
+	b.softirq += 10000;
+	assert_true(vrss_load_between(&a, &b, &l));
+	assert_int_equal(l.busy, 30);
+	assert_int_equal(l.net, 10);
+	/* No steal: as before, 1 - idle / wall. */
+	b.steal = a.steal;
+	assert_true(vrss_load_between(&a, &b, &l));
+	assert_int_equal(l.busy, 80);
+	/* All of it stolen: not busy at all. */
+	b = a;
+	b.wall += 100000;
+	b.steal += 100000;
+	assert_true(vrss_load_between(&a, &b, &l));
+	assert_int_equal(l.busy, 0);
+	/* Counted a little past the wall time (tick sampling): 0, not less. */
+	b.idle += 10;
+	assert_true(vrss_load_between(&a, &b, &l));
+	assert_int_equal(l.busy, 0);
+}
+
+/*
+ * A count that went backwards (the idle time can, across a nohz update)
+ * or a wall clock that did not advance make no sample: the load stays as
+ * it was, where reading the idle time as 0 would be a raw 100 %.
+ */
+static void test_load_backwards(void **state)
+{
+	struct vrss_cpu_times a = { .idle = 500000, .steal = 0, .softirq = 0, .wall = 1000000 };
+	struct vrss_cpu_times b = a;
+	struct vrss_load l = { .busy = 42, .net = 7 };
+
+	(void)state;
+	b.wall += 100000;
+	b.idle -= 3;
+	assert_false(vrss_load_between(&a, &b, &l));
+	b.idle = a.idle + 100;
+	b.steal = a.steal;
+	b.softirq = a.softirq;
+	b.wall = a.wall;
+	assert_false(vrss_load_between(&a, &b, &l));
+	b.wall = a.wall + 100000;
+	b.softirq = 0;
+	a.softirq = 5;
+	assert_false(vrss_load_between(&a, &b, &l));
+	assert_int_equal(l.busy, 42);
+	assert_int_equal(l.net, 7);
+}
+
+/*
+ * An overcommitted host: the primary vCPU's thread gets a physical CPU
+ * 40 % of the time and is idle in none of it.  Read as busy it would be
+ * 100 % and spread onto vCPUs as starved as itself; its busy share is 40
+ * % and the width stays 1.  Synthetic readings, 100 ms apart (TCG guests
+ * report no steal).
+ */
+static void test_steal_heavy_stays_single(void **state)
+{
+	struct vrss_cpu_times t[2] = { { 0 } };
+	struct sim s;
+	unsigned int i;
+
+	(void)state;
+	sim_init(&s, 80, 20, 4);
+	for (i = 1; i <= 50; i++) {
+		t[i % 2] = t[(i + 1) % 2];
+		t[i % 2].wall += 100000;
+		t[i % 2].steal += 60000;
+		t[i % 2].softirq += 30000;
+		assert_true(vrss_load_between(&t[(i + 1) % 2], &t[i % 2], &s.raw[0]));
+		assert_int_equal(s.raw[0].busy, 40);
+		assert_int_equal(sim_step_raw(&s), 1);
+	}
+	sim_free(&s);
+}
+
 /* Spreading starts within 2 intervals of the primary CPU reaching it. */
 static void test_spread_within_two_intervals(void **state)
 {
@@ -453,6 +543,9 @@ static void test_smoothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load_between),
+		cmocka_unit_test(test_load_backwards),
+		cmocka_unit_test(test_steal_heavy_stays_single),
 		cmocka_unit_test(test_spread_within_two_intervals),
 		cmocka_unit_test(test_width_after_n_intervals_above),
 		cmocka_unit_test(test_single_blip_ignored),

@@ -11,14 +11,15 @@
 # Each veth selftest runs once per kernel: the steering ones with 4 vCPUs
 # on 6.12, with 2 on 6.1; virtio.sh on a 1- and a 2-queue NIC, its
 # full-ring changes shared between the two; device.sh on a 2-queue NIC
-# with QEMU's RSS and, on 6.12, on igb; cost.sh on veth (6.12: and
+# with QEMU's RSS and, on 6.12, on igb; isolated.sh on 6.12 with 3 vCPUs,
+# one isolated; cost.sh on veth (6.12: and
 # the 1-queue NIC), 3 rounds; attach.sh and examples.sh (user space) on
 # 6.12.  Debian's cloud kernels (6.1's and 6.12's) get one boot each, 2
 # vCPUs: virtio.sh with one full-ring change, and the veth selftests that
 # load and tear down vrss0.
 # VRSS_CHECK_FULL=1 (make check-full) adds: the steering tests with 2 and
 # with 4 vCPUs on both kernels, every full-ring change in every virtio.sh,
-# device.sh on igb on 6.1 too, cost.sh on the NIC with 2 queue pairs and
+# device.sh on igb and isolated.sh on 6.1 too, cost.sh on the NIC with 2 queue pairs and
 # with 1 on both kernels and 5 rounds, attach.sh and examples.sh on every
 # kernel, every selftest on the cloud kernels, stress.sh and the fuzzer
 # for longer.
@@ -340,6 +341,10 @@ while read -r series kver; do
 	if [ "$full" = 1 ] || [ "$series" = 6.12 ]; then
 		suite "device-$series-igb" tools/vm/run --kernel "$series" --nic 2 --nic-model igb \
 			--timeout 900 -- $ksft device.sh
+		# Spread queues keep off an isolated vCPU (3 vCPUs, CPU 2
+		# isolated; check-full: both kernels).
+		suite "isolated-$series" tools/vm/run --kernel "$series" --cpus 3 \
+			--append isolcpus=2 --append nohz_full=2 --timeout 600 -- $ksft isolated.sh
 	fi
 	# What vrss costs below the threshold, in instructions (the meter
 	# slows the guest: a boot of its own), on veth and the NIC above; 3
@@ -386,10 +391,11 @@ echo "test cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped" \
 # Every guest suite, 4 a kernel and 1 a cloud kernel: one missing is a
 # failure too.
 guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost|device)-')
-# Per kernel: selftests, nic2, cost, 4cpu, device; igb's on 6.12 (check-full: each).
+# Per kernel: selftests, nic2, cost, 4cpu, device; igb's and isolated's on
+# 6.12 (check-full: each).
 igb_suites=$(grep -c '^6\.12 ' <<< "$kernels")
 [ "$full" = 0 ] || igb_suites=$(wc -l <<< "$kernels")
-want_suites=$((5 * $(wc -l <<< "$kernels") + igb_suites + $(wc -l <<< "$cloud")))
+want_suites=$((5 * $(wc -l <<< "$kernels") + 2 * igb_suites + $(wc -l <<< "$cloud")))
 echo "guest suites: $guest_suites run of $want_suites ($(awk '{ printf "%s%s", s, $1; s = ", " }' <<< "$kernels
 $cloud"))"
 where_time

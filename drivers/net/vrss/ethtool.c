@@ -254,7 +254,7 @@ static int vrss_set_ringparam(struct net_device *dev,
 }
 
 static const char vrss_queue_stat_names[][ETH_GSTRING_LEN] = {
-	"packets", "bytes", "drops", "cpu", "ipis",
+	"packets", "bytes", "drops", "ipis",
 };
 
 static const char vrss_dev_stat_names[][ETH_GSTRING_LEN] = {
@@ -297,9 +297,7 @@ static void vrss_get_ethtool_stats(struct net_device *dev,
 
 		vrss_queue_read_stats(vd, i, &data[0], &data[1]);
 		data[2] = atomic64_read(&q->drops);
-		/* Where it last handed a frame up (-1: none yet, u64 max). */
-		data[3] = (u64)(s64)vrss_queue_cpu(vd, i);
-		data[4] = atomic64_read(&q->ipis);
+		data[3] = atomic64_read(&q->ipis);
 		data += VRSS_QUEUE_STATS;
 	}
 	data[0] = vrss_rx_nohash(vd);

@@ -106,58 +106,45 @@ MODULE_PARM_DESC(rebalance,
 		 "Move buckets from a busy queue to a less busy one by measured load while spread: 0 or 1 (default 1)");
 
 /*
- * Idle plus iowait, and softirq time of @cpu in microseconds, as
- * /proc/stat counts them.
+ * @cpu's idle (iowait included), stolen and softirq time in microseconds,
+ * as /proc/stat counts them, and the wall clock beside them.
  */
-static void vrss_cpu_times(int cpu, u64 *idle_us, u64 *softirq_us)
+static void vrss_cpu_times(int cpu, struct vrss_cpu_times *t)
 {
-	u64 idle = get_cpu_idle_time_us(cpu, NULL), iowait;
+	u64 idle, iowait;
 	struct kernel_cpustat kcs;
 
+	/* The wall time next to the idle time it divides. */
+	t->wall = ktime_to_us(ktime_get());
+	idle = get_cpu_idle_time_us(cpu, NULL);
 	kcpustat_cpu_fetch(&kcs, cpu);
-	*softirq_us = div_u64(kcs.cpustat[CPUTIME_SOFTIRQ], NSEC_PER_USEC);
+	t->softirq = div_u64(kcs.cpustat[CPUTIME_SOFTIRQ], NSEC_PER_USEC);
+	t->steal = div_u64(kcs.cpustat[CPUTIME_STEAL], NSEC_PER_USEC);
 	if (idle != (u64)-1) {
 		iowait = get_cpu_iowait_time_us(cpu, NULL);
-		*idle_us = idle + (iowait != (u64)-1 ? iowait : 0);
+		t->idle = idle + (iowait != (u64)-1 ? iowait : 0);
 		return;
 	}
 	/* nohz off: the tick's accounting. */
-	*idle_us = div_u64(kcs.cpustat[CPUTIME_IDLE] +
-			   kcs.cpustat[CPUTIME_IOWAIT], NSEC_PER_USEC);
+	t->idle = div_u64(kcs.cpustat[CPUTIME_IDLE] + kcs.cpustat[CPUTIME_IOWAIT],
+			  NSEC_PER_USEC);
 }
 
-static u32 vrss_percent(u64 part, u64 whole)
+/*
+ * @cpu since the last sample: its load, busy and softirq percent (0 for a
+ * first sample; the last one kept if a count went backwards).
+ */
+static void vrss_cpu_sample(struct vrss_cpu_sample *cs, int cpu)
 {
-	if (part >= whole)
-		return VRSS_PERCENT_MAX;
-	return div64_u64(part * VRSS_PERCENT_MAX, whole);
-}
+	struct vrss_cpu_times now;
 
-/* @cpu since the last sample: busy and softirq percent; false if none. */
-static bool vrss_cpu_sample(struct vrss_cpu_sample *cs, int cpu)
-{
-	struct vrss_load *load = &cs->load;
-	u64 idle, softirq, now;
-	bool valid = cs->valid;
-
-	/* The wall time next to the idle time it divides. */
-	now = ktime_to_us(ktime_get());
-	vrss_cpu_times(cpu, &idle, &softirq);
-	load->busy = 0;
-	load->net = 0;
-	if (valid && now > cs->wall_us) {
-		load->busy = VRSS_PERCENT_MAX -
-			     vrss_percent(idle > cs->idle_us ? idle - cs->idle_us : 0,
-					  now - cs->wall_us);
-		load->net = vrss_percent(softirq > cs->softirq_us ?
-					 softirq - cs->softirq_us : 0,
-					 now - cs->wall_us);
-	}
-	cs->idle_us = idle;
-	cs->softirq_us = softirq;
-	cs->wall_us = now;
+	vrss_cpu_times(cpu, &now);
+	if (!cs->valid)
+		cs->load = (struct vrss_load){ 0 };
+	else
+		vrss_load_between(&cs->times, &now, &cs->load);
+	cs->times = now;
 	cs->valid = true;
-	return valid;
 }
 
 /*
@@ -216,8 +203,7 @@ static void vrss_gate_sample_all(struct vrss_dev *vd)
 			cs->load = (struct vrss_load){ 0 };
 			continue;
 		}
-		if (!vrss_cpu_sample(cs, cpu))
-			cs->load = (struct vrss_load){ 0 };
+		vrss_cpu_sample(cs, cpu);
 		if (!delivered)
 			continue;
 		cpumask_set_cpu(cpu, vd->gate.primary);

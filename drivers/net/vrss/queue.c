@@ -15,6 +15,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
+#include <linux/sched/isolation.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
@@ -318,15 +319,36 @@ void vrss_queues_link_napi(struct vrss_dev *vd, bool link)
 					   &vd->queues[i].napi : NULL);
 }
 
+/*
+ * RPS's rule for where receive work may go: not on a CPU isolated from
+ * the scheduler's domains or from unbound work (isolcpus, nohz_full).
+ */
+static bool vrss_place_housekeeping(int cpu)
+{
+	return housekeeping_cpu(cpu, HK_TYPE_DOMAIN) && housekeeping_cpu(cpu, HK_TYPE_WQ);
+}
+
+/*
+ * Where spread queue i may go, in order: housekeeping CPUs the lower does
+ * not deliver on, housekeeping CPUs it delivers on, and only if there is
+ * no housekeeping CPU at all, the isolated ones.
+ */
+static bool vrss_place_in_pass(int cpu, const struct cpumask *primary, int pass)
+{
+	if (pass == 2)
+		return !vrss_place_housekeeping(cpu);
+	return vrss_place_housekeeping(cpu) && cpumask_test_cpu(cpu, primary) == pass;
+}
+
 /* The @k-th online CPU but @gone in the order of vrss_queues_arrange(). */
 static int vrss_place_nth(const struct cpumask *primary, int gone,
 			  unsigned int k)
 {
 	int cpu, pass;
 
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 3; pass++)
 		for_each_online_cpu(cpu)
-			if (cpu != gone && cpumask_test_cpu(cpu, primary) == pass &&
+			if (cpu != gone && vrss_place_in_pass(cpu, primary, pass) &&
 			    k-- == 0)
 				return cpu;
 	return gone < 0 ? cpumask_first(cpu_online_mask) :
@@ -335,18 +357,24 @@ static int vrss_place_nth(const struct cpumask *primary, int gone,
 
 /*
  * CPU hotplug excluded (cpus_read_lock(), or a hotplug callback): put
- * spread queue i on the (i-1)-th CPU of this order: the online CPUs that
- * vd->queues_avoid (the CPUs the lower delivers on, as last measured)
- * does not name first, then those it names, so that spreading relieves
- * the CPUs the lower delivers on, and queues share a CPU only when there
- * are more queues than CPUs.  @gone, a CPU going down, gets none (-1:
- * none goes).  A queue that moves keeps its frames in order: its one NAPI
- * context drains its one ring, wherever.
+ * spread queue i on the (i-1)-th CPU of this order: the online
+ * housekeeping CPUs that vd->queues_avoid (the CPUs the lower delivers
+ * on, as last measured) does not name first, then those it names, so that
+ * spreading relieves the CPUs the lower delivers on, and queues share a
+ * CPU only when there are more queues than such CPUs; isolated CPUs only
+ * if every CPU is.  @gone, a CPU going down, gets none (-1: none goes).
+ * A queue that moves keeps its frames in order: its one NAPI context
+ * drains its one ring, wherever.
  */
 static void vrss_queues_arrange(struct vrss_dev *vd, int gone)
 {
-	unsigned int i, n = num_online_cpus() - (gone >= 0);
+	unsigned int i, n = 0;
+	int cpu;
 
+	for_each_online_cpu(cpu)
+		n += cpu != gone && vrss_place_housekeeping(cpu);
+	if (!n)
+		n = num_online_cpus() - (gone >= 0);
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		WRITE_ONCE(vd->queues[i].cpu,
 			   vrss_place_nth(vd->queues_avoid, gone, (i - 1) % n));

@@ -188,6 +188,32 @@ static ssize_t queue_load_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(queue_load);
 
+/*
+ * One line of each queue's vCPU, queue 0 first: for queue 0 the one that
+ * handed up the latest inline frame, for a spread queue the one its NAPI
+ * last ran on, else where it is placed; "-" for none yet.  A gauge, so
+ * here and not in ethtool -S, whose values are counters.
+ */
+static ssize_t queue_cpus_show(struct device *d, struct device_attribute *attr,
+			       char *buf)
+{
+	struct vrss_dev *vd = vrss_of(d);
+	unsigned int i, n = vd->dev->num_rx_queues;
+	ssize_t len = 0;
+	int cpu;
+
+	for (i = 0; i < n; i++) {
+		cpu = vrss_queue_cpu(vd, i);
+		if (cpu < 0)
+			len += sysfs_emit_at(buf, len, "-");
+		else
+			len += sysfs_emit_at(buf, len, "%d", cpu);
+		len += sysfs_emit_at(buf, len, "%c", i + 1 < n ? ' ' : '\n');
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(queue_cpus);
+
 /* One line of 128 per-bucket counts over the last interval. */
 static ssize_t vrss_bucket_show(struct vrss_dev *vd, char *buf, bool bytes)
 {
@@ -313,6 +339,7 @@ static struct attribute *vrss_sysfs_attrs[] = {
 	&dev_attr_bucket_packets.attr,
 	&dev_attr_bucket_bytes.attr,
 	&dev_attr_mode.attr,
+	&dev_attr_queue_cpus.attr,
 	&dev_attr_attach.attr,
 	NULL,
 };

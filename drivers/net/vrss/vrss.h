@@ -114,9 +114,7 @@ struct vrss_bucket_load {
 
 /* Load sampling of one CPU (gate.c), as of the last sample. */
 struct vrss_cpu_sample {
-	u64 idle_us;
-	u64 softirq_us;
-	u64 wall_us;
+	struct vrss_cpu_times times;
 	unsigned long seen;	/* vrss_pcpu.seen then */
 	bool valid;
 	struct vrss_load load;	/* over the interval before it */

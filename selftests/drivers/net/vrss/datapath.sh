@@ -91,7 +91,7 @@ inline_on() {
 	send_pinned "$c"
 	ipis=$(($(vrss_stat_sum vrss0 ipis) - ipis0))
 	q=$(($(vrss_stat vrss0 rx_queue_0_packets) - q0))
-	cpu=$(vrss_stat vrss0 rx_queue_0_cpu)
+	cpu=$(vrss_queue_cpu 0)
 	echo "# sent from CPU $c: queue 0 counted $q of $N, handed up on CPU $cpu, $ipis IPIs"
 	test "$q" = $N -a "$cpu" = "$c" -a "$ipis" = 0
 }
@@ -145,7 +145,7 @@ fi
 ok=0
 for i in "${!delta[@]}"; do
 	[ "${delta[i]}" -gt 0 ] || continue
-	cpu=$(vrss_stat vrss0 rx_queue_${i}_cpu)
+	cpu=$(vrss_queue_cpu ${i})
 	want=$((i % ncpu))	# the guest's CPUs are 0..ncpu-1, all online
 	echo "# queue $i processed on CPU $cpu (expected $want)"
 	[ "$cpu" = "$want" ] || ok=1

@@ -157,9 +157,9 @@ spread_traffic() {
 	for ((i = 1; i < nq; i++)); do
 		others=$((others + d[i]))
 	done
-	echo "# packets on queues other than 0: $others (queue 1 on CPU $(vrss_stat vrss0 rx_queue_1_cpu))"
+	echo "# packets on queues other than 0: $others (queue 1 on CPU $(vrss_queue_cpu 1))"
 	ktap_check "... and queue 1, on another CPU, got some" \
-		test "$others" -gt 0 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" != "$cpu0"
+		test "$others" -gt 0 -a "$(vrss_queue_cpu 1)" != "$cpu0"
 }
 spread_traffic
 
@@ -314,12 +314,12 @@ progressive() {
 		rc=1
 	fi
 	hold_width 2 || rc=1
-	q1=$(vrss_stat vrss0 rx_queue_1_cpu)
+	q1=$(vrss_queue_cpu 1)
 	taskset -c "$q1" sh -c 'while :; do :; done' &
 	hog2=$!
 	wait_width 3 3000 || { echo "# two hogs: width $(vrss_sys width), not 3"; rc=1; }
 	hold_width 3 || rc=1
-	echo "# queue 1 on CPU $q1; queue 2 on CPU $(vrss_stat vrss0 rx_queue_2_cpu)"
+	echo "# queue 1 on CPU $q1; queue 2 on CPU $(vrss_queue_cpu 2)"
 	kill "$hog2"
 	wait "$hog2" 2>/dev/null
 	hog2=

@@ -48,7 +48,7 @@ q1=${delta[1]}
 # On another online CPU: with 3 vCPUs or more, one of its own, not CPU 0,
 # where veth delivers (a queue left on the dead CPU would be polled where
 # its kick failed: on CPU 0).  With 2, CPU 0 is the only one left.
-q1cpu=$(vrss_stat vrss0 rx_queue_1_cpu)
+q1cpu=$(vrss_queue_cpu 1)
 not_cpu=1
 [ "$ncpu" -lt 3 ] || not_cpu="0 or 1"
 moved_away() {
@@ -62,7 +62,7 @@ ktap_check "CPU 1 online" sh -c 'echo 1 > /sys/devices/system/cpu/cpu1/online'
 vrss_send_and_count 32 10
 echo "# CPU 1 back: per-queue ${delta[*]}"
 ktap_check "CPU 1 back: queue 1 runs on CPU 1 again, all delivered" \
-	test "$sum" = 320 -a "$(vrss_stat vrss0 rx_queue_1_cpu)" = 1
+	test "$sum" = 320 -a "$(vrss_queue_cpu 1)" = 1
 vrss_sys_set interval_ms 100
 
 # seq_flapping CPU SENDCPU: 64000 sequenced datagrams the rings hold (16
@@ -140,7 +140,7 @@ placed() {
 	echo "after CPU 2 came back, per queue ${delta[*]}"
 	[ "$sum" = 320 ] || return 1
 	for i in 1 2; do
-		cpu=$(vrss_stat vrss0 rx_queue_${i}_cpu)
+		cpu=$(vrss_queue_cpu ${i})
 		echo "queue $i on CPU $cpu"
 		[ "${delta[i]}" -gt 0 ] && [ "$cpu" != 1 ] || return 1
 	done

@@ -551,6 +551,14 @@ vrss_wait_listen() {
 }
 
 # vrss_rx_packets: vrss0's rx_packets (the sum of its queues' counters).
+# vrss_queue_cpu I: the vCPU of vrss0's queue I (sysfs queue_cpus; "-"
+# for none yet).
+vrss_queue_cpu() {
+	local -a c
+	read -r -a c < /sys/class/net/vrss0/vrss/queue_cpus
+	echo "${c[$1]}"
+}
+
 vrss_rx_packets() {
 	local v
 	read -r v < /sys/class/net/vrss0/statistics/rx_packets

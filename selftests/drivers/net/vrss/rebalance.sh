@@ -121,7 +121,7 @@ sleep 1
 q2=$(vrss_queue_packets vrss0)
 delta=($(vrss_queue_delta "$q1" "$q2"))
 cpus=()
-for q in $hq; do cpus+=("$(vrss_stat vrss0 rx_queue_${q}_cpu)"); done
+for q in $hq; do cpus+=("$(vrss_queue_cpu ${q})"); done
 echo "# over 1 s: per queue ${delta[*]} packets; the heavy queues $hq on CPUs ${cpus[*]}"
 heavy_there() {
 	local q

@@ -153,7 +153,7 @@ inline() {
 	host_udp send $GUEST 64 $((N / 64)) || return 1
 	vrss_wait_count /sys/class/net/$nic/statistics/rx_packets $((n0 + N))
 	cpus=$(irq_cpus "$i0" "$(irqs)")
-	cpu=$(vrss_stat vrss0 rx_queue_0_cpu)
+	cpu=$(vrss_queue_cpu 0)
 	cpus=$(cpus_of "$cpus")
 	echo "# host sent $N: $nic received $(($(nic_rx) - n0)), queue 0 counted" \
 	     "$(($(vrss_stat vrss0 rx_queue_0_packets) - q0)); interrupts on vCPU(s) $cpus," \
@@ -216,7 +216,7 @@ placement() {
 	primary=$(cpus_of "$primary")
 	[ "$primary" = "$(cpus_of "$cpus")" ] || ok=1
 	for ((i = 1; i < ncpu; i++)); do
-		cpu=$(vrss_stat vrss0 rx_queue_${i}_cpu)
+		cpu=$(vrss_queue_cpu ${i})
 		echo "# queue $i on vCPU $cpu"
 		if [ "$(wc -w <<< "$primary")" -lt "$ncpu" ] && grep -qw "$cpu" <<< "$primary"; then
 			ok=1
@@ -476,9 +476,10 @@ held() {
 }
 # rxhash off, a new key, new hashed fields, each while a ring is full:
 # every bucket on spread queue 1 (threshold 0, ethtool -X weight), the
-# firewall behind it, so that its ring (of 128: under TCG each frame
-# walks the 20000 rules for tens of milliseconds, and the change waits
-# for the ring to drain) holds seconds of frames when the change lands.  Hashing stops (or the new key or fields
+# firewall behind it, so that its ring (of 128 but for down: under TCG
+# each frame walks the 20000 rules for tens of milliseconds, and the
+# change waits for the ring to drain) holds seconds of frames when the
+# change lands.  Hashing stops (or the new key or fields
 # apply) only once every bucket is home, however long the ring takes to
 # hand up what it holds; meanwhile the flows' frames park
 # (rx_held_for_order), and the drain ends by itself (state off, or, for
@@ -566,14 +567,26 @@ held_restore() {
 		ethtool -N vrss0 rx-flow-hash udp4 sdfn && ethtool -X vrss0 default &&
 		echo 80 > /sys/class/net/vrss0/vrss/threshold
 }
+# ring_size N: vrss0's rings N long (set while down).
+ring_size() {
+	[ "$(ethtool -g vrss0 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')" = "$1" ] ||
+		{ ip link set vrss0 down && ethtool -G vrss0 rx "$1" && ip link set vrss0 up; }
+}
 held_rehash() {
 	local rc=0 what
 	firewall 20000 || return
-	ip link set vrss0 down && ethtool -G vrss0 rx 128 && ip link set vrss0 up || return 1
 	for what in $held_changes; do
+		# down keeps the ring's frames while down: a ring of 128 may
+		# have drained by the time the device is (the stop waits for
+		# a poll of 64 frames).
+		if [ "$what" = down ]; then
+			ring_size 1024 || rc=1
+		else
+			ring_size 128 || rc=1
+		fi
 		held_change $what || rc=1
 	done
-	ip link set vrss0 down && ethtool -G vrss0 rx 1024 && ip link set vrss0 up || rc=1
+	ring_size 1024 || rc=1
 	bash "$VRSS_REPO/tools/bench/firewall.sh" 0 && rm "$tmp/firewall"
 	return $rc
 }
