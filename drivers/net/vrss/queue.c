@@ -41,13 +41,18 @@ static void vrss_kick_handler(void *info)
 	struct vrss_queue *q = info;
 
 	/*
-	 * Schedule, then clear: a frame enqueued before the clear finds the
-	 * NAPI context scheduled (its poll runs on this CPU once we return),
-	 * one after it sends its own kick.  The clear is the handler's last
-	 * touch of the queue: vrss_queues_stop() waits for it.
+	 * Clear, then schedule.  The other way round, a threaded (or busy
+	 * polled) NAPI context could run its poll on another CPU and
+	 * complete between the two, and a producer then finding it neither
+	 * scheduled nor kicked would send nothing: its frame would wait on
+	 * the ring for the next one.  This way a producer in between sends
+	 * one more kick, at worst.  vrss_queues_stop() disables the NAPI
+	 * context before it waits for the clear, so a schedule after it
+	 * does nothing; the queue itself lives until vrss_queues_free()'s
+	 * grace period, which this hardirq handler ends before.
 	 */
-	napi_schedule(&q->napi);
 	clear_bit_unlock(VRSS_QUEUE_KICK_PENDING, &q->state);
+	napi_schedule(&q->napi);
 }
 
 void vrss_queue_kick(struct vrss_queue *q)

@@ -12,6 +12,7 @@
 #  - spread, frames go up from vrss0's spread queues, still as veth0's
 #    (the rule counts them all), none reordered while the width and the
 #    table change under them, received = sent;
+#  - the same with vrss0's NAPI contexts threaded: nothing stuck;
 #  - attach is refused while vrss0 is up, and for a name it does not know;
 #    while vrss0 is down every frame passes as veth0's (nothing dropped);
 #  - ip link del vrss0 under traffic leaves veth0 as it was found (flags,
@@ -29,7 +30,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 nq=$(nproc)
 FLOWS=16
 
-ktap_plan 8
+ktap_plan 9
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -166,6 +167,30 @@ in_order() {
 		[ "$rule" = "$received" ] && [ "$(vrss_stat vrss0 bucket_moves)" -gt "$m0" ]
 }
 ktap_check "no flow reordered while buckets move, received + dropped = sent, all on veth0's rule" in_order
+
+# The same with vrss0's NAPI contexts in threads of their own: a poll may
+# run on another CPU than the kick's, and no frame may wait on a ring
+# with nothing scheduled to take it.
+threaded() {
+	local received reordered foreign rule d0 drops
+	echo 1 > /sys/class/net/vrss0/threaded || return 1
+	d0=$(vrss_stat_sum vrss0 drops)
+	rm -f "$tmp/stop"
+	"$VRSS_TRAFFIC" flip vrss0 "$nq" "$tmp/stop" > "$tmp/flip" &
+	local flip=$!
+	seq_run 4000 0.001
+	local rc=$?
+	touch "$tmp/stop"
+	wait $flip
+	echo 0 > /sys/class/net/vrss0/threaded
+	[ $rc = 0 ] || return 1
+	read -r received reordered foreign rule < "$tmp/seq"
+	drops=$(($(vrss_stat_sum vrss0 drops) - d0))
+	echo "# threaded NAPI, 4000 datagrams while the width flips: received $received," \
+	     "reordered $reordered, dropped $drops"
+	[ "$reordered" = 0 ] && [ "$foreign" = 0 ] && [ $((received + drops)) = 4000 ]
+}
+ktap_check "threaded NAPI on vrss0: nothing stuck or reordered while buckets move" threaded
 
 refusals() {
 	! vrss_sys_set attach stacked 2> /dev/null || { echo "# accepted while up"; return 1; }
