@@ -186,8 +186,7 @@ static void vrss_device_up(struct vrss_dev *vd, struct sk_buff_head *list,
 			continue;
 		}
 		vrss_rx_device_count(vd, skb, ring);
-		/* Stacked or in place, as attach is now. */
-		skb->dev = READ_ONCE(vd->inplace) ? vd->lower : vd->dev;
+		skb->dev = vrss_up_dev(vd);
 		netif_receive_skb_core(skb);
 	}
 	vrss_up_end(prev);

@@ -391,6 +391,12 @@ static inline bool vrss_up_open(const struct vrss_dev *vd)
 	return READ_ONCE(vd->inplace) || netif_running(vd->dev);
 }
 
+/* The device a frame that waited goes up on: whichever attach is now. */
+static inline struct net_device *vrss_up_dev(const struct vrss_dev *vd)
+{
+	return READ_ONCE(vd->inplace) ? vd->lower : vd->dev;
+}
+
 /* netdev.c */
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
@@ -425,12 +431,10 @@ static inline void vrss_up_skb(struct vrss_dev *vd, struct vrss_pcpu *pc,
 	u16 queue = skb->queue_mapping;
 
 	vrss_rx_inline(pc, skb);
-	if (READ_ONCE(vd->inplace)) {
-		skb->dev = vd->lower;
+	skb->dev = vrss_up_dev(vd);
+	/* In place, the lower's queue, as vrss_handle_inplace() gives back. */
+	if (skb->dev == vd->lower)
 		skb->queue_mapping = queue;
-	} else {
-		skb->dev = vd->dev;
-	}
 	netif_receive_skb_core(skb);
 }
 
