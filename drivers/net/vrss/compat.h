@@ -10,6 +10,9 @@
 
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
+#ifdef VRSS_HAVE_NETDEV_RX_QUEUE_H
+#include <net/netdev_rx_queue.h>
+#endif
 
 /* 6.12 made lockless transmit a device flag instead of a feature bit. */
 static inline void vrss_compat_set_lltx(struct net_device *dev)
@@ -18,6 +21,19 @@ static inline void vrss_compat_set_lltx(struct net_device *dev)
 	dev->lltx = true;
 #else
 	dev->features |= NETIF_F_LLTX;
+#endif
+}
+
+/* Whether RPS or RFS would move frames @dev receives on its queue @i. */
+static inline bool vrss_compat_rps_set(struct net_device *dev, unsigned int i)
+{
+#ifdef CONFIG_RPS
+	struct netdev_rx_queue *rxq = __netif_get_rx_queue(dev, i);
+
+	return rcu_access_pointer(rxq->rps_map) ||
+	       rcu_access_pointer(rxq->rps_flow_table);
+#else
+	return false;
 #endif
 }
 

@@ -52,6 +52,26 @@
 /* vrss_bucket_leave_ring(): the frame was parked (or dropped). */
 #define VRSS_TAKEN		(U32_MAX - 1)
 
+/*
+ * Bucket @b just came home (0) on a table read a moment ago, RCU held.
+ * Had the table changed since, its claim pass saw the bucket elsewhere
+ * and passed it over, and no frame of a bucket at home reads the table
+ * again: it would stay inline while the table names a spread queue.  So
+ * the table is read once more, after the bucket's state; the claim pass
+ * reads the states after the table (vrss_move_claim()'s barrier), so one
+ * of the two sees the other, and the work claims what this one sees.
+ */
+static void vrss_bucket_home(struct vrss_dev *vd, unsigned int b)
+{
+	const struct vrss_steer *steer;
+
+	/* The state before the table; pairs with vrss_move_claim()'s. */
+	smp_mb();
+	steer = rcu_dereference(vd->rss.steer);
+	if (steer && steer->queue[b])
+		queue_work(system_highpri_wq, &vd->mv.claim_work);
+}
+
 /* Bucket @b moved from queue @from to @to: count and trace it once. */
 static void vrss_bucket_moved(struct vrss_dev *vd, unsigned int b, u32 from,
 			      u32 to)
@@ -155,6 +175,7 @@ static void vrss_park_up(struct vrss_dev *vd, unsigned int b,
 			/* Home before draining is read; pairs with its barrier. */
 			smp_mb();
 			vrss_hashing_wake(vd);
+			vrss_bucket_home(vd, b);
 			return;
 		}
 		skb_queue_splice_tail_init(park, list);
@@ -308,6 +329,8 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 		atomic64_set(&vd->mv.buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
 		vrss_bucket_moved(vd, b, from, to);
+		if (!to)
+			vrss_bucket_home(vd, b);
 		ret = to;
 	} else {
 		if (!(last & VRSS_BUCKET_PARKED))
@@ -431,21 +454,18 @@ void vrss_move_reset(struct vrss_dev *vd)
  * find its old bucket claimed, park, and be overtaken by a later frame
  * of its flow in another bucket.
  */
-void vrss_move_steer_changed(struct vrss_dev *vd)
+static void vrss_move_claim(struct vrss_dev *vd)
 {
 	const struct vrss_steer *steer;
 	bool claimed = false;
 	unsigned int b;
 	u64 last;
 
-	/* Device mode: the lower's table moves the buckets, not vrss's rings. */
-	if (vrss_device_held(vd)) {
-		vrss_device_steer_changed(vd);
-		return;
-	}
 	if (!READ_ONCE(vd->hs.on))
 		return;
 	steer = rcu_dereference_protected(vd->rss.steer, lockdep_is_held(&vd->steer_lock));
+	/* The table before the states; pairs with vrss_bucket_home(). */
+	smp_mb();
 	if (vd->mv.claim_sync) {
 		for (b = 0; b < VRSS_INDIR_SIZE; b++)
 			if (steer->queue[b] && !atomic64_read(&vd->mv.buckets[b]))
@@ -489,6 +509,28 @@ void vrss_move_steer_changed(struct vrss_dev *vd)
 	}
 }
 
+/* Under steer_lock, in process context: the table in effect changed. */
+void vrss_move_steer_changed(struct vrss_dev *vd)
+{
+	/* Device mode: the lower's table moves the buckets, not vrss's rings. */
+	if (vrss_device_held(vd)) {
+		vrss_device_steer_changed(vd);
+		return;
+	}
+	vrss_move_claim(vd);
+}
+
+/* A bucket came home that the table sends away: claimed as a change is. */
+static void vrss_claim_work(struct work_struct *work)
+{
+	struct vrss_dev *vd = container_of(work, struct vrss_dev, mv.claim_work);
+
+	mutex_lock(&vd->steer_lock);
+	if (!vrss_device_held(vd))
+		vrss_move_claim(vd);
+	mutex_unlock(&vd->steer_lock);
+}
+
 /*
  * Process context: bucket @b, on a spread queue or parked leaving one,
  * goes to @to once that ring has handed the stack its frames (or, @force,
@@ -529,6 +571,8 @@ static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
 		atomic64_set(&vd->mv.buckets[b],
 			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
 		vrss_bucket_moved(vd, b, from, to);
+		if (!to)
+			vrss_bucket_home(vd, b);
 	}
 	spin_unlock(&q->ring.producer_lock);
 	if (!skb_queue_empty(&up))
@@ -572,6 +616,7 @@ void vrss_move_init(struct vrss_dev *vd)
 		skb_queue_head_init(&vd->mv.park[b]);
 	memset(vd->mv.park_behind, 0, sizeof(vd->mv.park_behind));
 	INIT_WORK(&vd->mv.park_work, vrss_park_work);
+	INIT_WORK(&vd->mv.claim_work, vrss_claim_work);
 	/* Every bucket starts on the primary. */
 	vd->mv.all_home = true;
 }
@@ -582,6 +627,8 @@ void vrss_move_uninit(struct vrss_dev *vd)
 	struct sk_buff *skb;
 	unsigned int b;
 
+	/* A frame of the last period may have queued it since the stop. */
+	cancel_work_sync(&vd->mv.claim_work);
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		while ((skb = __skb_dequeue(&vd->mv.park[b])))
 			kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);

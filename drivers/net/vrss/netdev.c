@@ -348,8 +348,8 @@ static void vrss_dev_free(struct net_device *dev)
 	vrss_device_uninit(vd);
 	vrss_hashing_uninit(vd);
 	vrss_gate_uninit(vd);
-	vrss_rss_uninit(vd);
 	vrss_move_uninit(vd);
+	vrss_rss_uninit(vd);
 	vrss_queues_free(vd);
 	vrss_rx_uninit(vd);
 	free_percpu(vd->tx_stats);

@@ -70,11 +70,22 @@ void vrss_queue_kick(struct vrss_queue *q)
 		return;
 	if (test_and_set_bit(VRSS_QUEUE_KICK_PENDING, &q->state))
 		return;
+	/*
+	 * Only an offline CPU fails the IPI (the pending bit covers the time
+	 * the csd is in use), and the hotplug callback placed the queue
+	 * elsewhere before the CPU went: there, then.  Here only if that
+	 * fails too: a poll runs where it was scheduled, and this is the
+	 * CPU the queue relieves.
+	 */
 	if (smp_call_function_single_async(cpu, &q->csd)) {
-		/* The CPU went away under us: process the queue here. */
-		clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
-		napi_schedule(&q->napi);
-		return;
+		int again = READ_ONCE(q->cpu);
+
+		if (again == cpu || again == smp_processor_id() ||
+		    smp_call_function_single_async(again, &q->csd)) {
+			clear_bit(VRSS_QUEUE_KICK_PENDING, &q->state);
+			napi_schedule(&q->napi);
+			return;
+		}
 	}
 	atomic64_inc(&q->ipis);
 }
@@ -164,12 +175,23 @@ static void vrss_poll_publish(struct vrss_queue *q)
 
 static int __vrss_poll(struct vrss_queue *q, int budget)
 {
+	struct net_device *dev = q->vd->dev;
 	bool inplace = READ_ONCE(q->vd->inplace);
 	unsigned int bytes = 0, delivered = 0;
 	struct napi_struct *napi = &q->napi;
 	struct sk_buff *skb;
+	bool direct;
 	int done = 0;
 
+	/*
+	 * Frames go up once, here, when GRO's hand-up would apply RPS or
+	 * RFS set on this queue of vrss0: that would queue them to a third
+	 * CPU's backlog after this poll publishes its head, and a bucket
+	 * that then goes inline (where RPS never applies: the lower's
+	 * rx_handler hands vrss0 the frame) would overtake them.  vrss is
+	 * vrss0's steering; RPS on the lower runs before it.
+	 */
+	direct = inplace || vrss_compat_rps_set(dev, q->index);
 	while (done < budget && (skb = __ptr_ring_consume(&q->ring))) {
 		done++;
 		/*
@@ -178,7 +200,7 @@ static int __vrss_poll(struct vrss_queue *q, int budget)
 		 * local TCP sender's segment through veth, or any frame while
 		 * a packet socket taps the lower) gets a head of its own.
 		 */
-		if (unlikely(skb_unclone(skb, GFP_ATOMIC))) {
+		if (!direct && unlikely(skb_unclone(skb, GFP_ATOMIC))) {
 			vrss_queue_drop(q, skb, SKB_DROP_REASON_NOMEM);
 			continue;
 		}
@@ -196,9 +218,12 @@ static int __vrss_poll(struct vrss_queue *q, int budget)
 			netif_receive_skb_core(skb);
 			continue;
 		}
-		skb->dev = q->vd->dev;
+		skb->dev = dev;
 		skb_record_rx_queue(skb, q->index);
-		napi_gro_receive(napi, skb);
+		if (direct)
+			netif_receive_skb_core(skb);
+		else
+			napi_gro_receive(napi, skb);
 	}
 
 	u64_stats_update_begin(&q->syncp);
@@ -219,10 +244,14 @@ static int __vrss_poll(struct vrss_queue *q, int budget)
 	 * keeps SCHED, and calls again.
 	 */
 	napi_complete_done(napi, done);
-	/* A producer may have added a frame after our last look. */
+	/*
+	 * A producer may have added a frame after our last look.  Kicked, not
+	 * scheduled here: a threaded or busy-polled poll may have run on
+	 * another CPU, and a poll stays where it was scheduled.
+	 */
 	smp_mb();
 	if (!__ptr_ring_empty(&q->ring))
-		napi_schedule(napi);
+		vrss_queue_kick(q);
 	return done;
 }
 
@@ -509,11 +538,11 @@ void vrss_queues_open(struct vrss_dev *vd)
 
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		napi_enable(&vd->queues[i].napi);
-	/* Frames left from before the last stop are delivered now. */
+	/* Frames left from before the last stop are delivered now, there. */
 	for (i = 1; i < vd->dev->num_rx_queues; i++) {
 		local_bh_disable();
 		if (!ptr_ring_empty(&vd->queues[i].ring))
-			napi_schedule(&vd->queues[i].napi);
+			vrss_queue_kick(&vd->queues[i]);
 		local_bh_enable();
 	}
 	/* And parked ones, whose rings may have been emptied meanwhile. */
@@ -547,6 +576,7 @@ void vrss_queues_stop(struct vrss_dev *vd)
 	 * frames received while down are).
 	 */
 	cancel_work_sync(&vd->mv.park_work);
+	cancel_work_sync(&vd->mv.claim_work);
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
 		while (test_bit_acquire(VRSS_QUEUE_KICK_PENDING, &vd->queues[i].state))
 			cond_resched();

@@ -193,6 +193,7 @@ struct vrss_move {
 	/* Per bucket: frames queued behind its delivery (its park lock). */
 	u32 park_behind[VRSS_INDIR_SIZE];
 	struct work_struct park_work;	/* releases them once it drained */
+	struct work_struct claim_work;	/* claims a bucket that came home */
 	bool claim_sync;		/* a grace period before a claim */
 	bool all_home;			/* every bucket on the primary */
 	atomic64_t held;		/* frames kept on a bucket's old queue */

@@ -13,7 +13,7 @@ vrss_require_root
 vrss_require_module
 command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 
-ktap_plan 40
+ktap_plan 42
 
 cleanup() {
 	vrss_net_cleanup
@@ -250,6 +250,22 @@ ktap_check "lower down: vrss0 loses carrier" \
 ip link set veth0 up
 sleep 0.5
 ktap_check "lower up: vrss0 has carrier again" test "$(< /sys/class/net/vrss0/carrier)" = 1
+# The carrier, not only the admin state: the peer down takes veth0's
+# carrier and leaves veth0 up.
+carrier_is() {
+	[ "$(cat /sys/class/net/vrss0/carrier 2>/dev/null || echo 0)" = "$1" ] &&
+		ip -o link show veth0 | grep -q '[<,]UP[,>]'
+}
+ip -n $VRSS_PEER link set veth1 down
+sleep 0.2
+ktap_check "the lower up without carrier (its peer down): vrss0 loses carrier" carrier_is 0
+# The peer's neighbour entry went with its link.
+ip -n $VRSS_PEER -b - <<-EOF
+	link set veth1 up
+	neigh replace $VRSS_IP dev veth1 nud permanent lladdr $(< /sys/class/net/vrss0/address)
+EOF
+sleep 0.5
+ktap_check "... and its carrier back: vrss0 has carrier again" carrier_is 1
 ip link set veth0 mtu 1400
 ktap_check "lower MTU 1400: vrss0 MTU follows down" test "$(< /sys/class/net/vrss0/mtu)" = 1400
 ktap_check "vrss0 MTU above the lower's refused" sh -c '! ip link set vrss0 mtu 1450 2>/dev/null'

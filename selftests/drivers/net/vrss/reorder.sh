@@ -39,7 +39,7 @@ nq=$(nproc)
 COUNT=${VRSS_REORDER_COUNT:-96000}
 FLOWS=16
 
-ktap_plan 22
+ktap_plan 29
 
 tmp=$(mktemp -d)
 flipper=
@@ -220,6 +220,29 @@ transfer_in "busy=$VRSS_PEER_IP" "busy polling (SO_BUSY_POLL 100 us, net.core.bu
 # it publishes its head.
 sysctl -qw net.core.busy_poll=0
 
+# RPS and RFS on vrss0's queues: a spread queue's frames must not wait in
+# another CPU's backlog after its poll, while their bucket goes inline
+# (where RPS never applies) and its next frame goes up first.  RPS sends
+# them to CPU $cpu0, whose backlog also holds veth's next frames, not yet
+# through vrss: the likeliest overtaking.  RFS, to the receiver's CPU.
+# The flipper leaves the queue count alone: a queue ethtool -L takes away
+# loses its RPS settings.
+# rps_on MASK FLOWS: rps_cpus MASK and rps_flow_cnt FLOWS on every queue.
+rps_on() {
+	local rx
+	sysctl -qw net.core.rps_sock_flow_entries=$(($2 ? 4096 : 0)) || return 1
+	for rx in /sys/class/net/vrss0/queues/rx-*; do
+		echo "$1" > "$rx/rps_cpus" && echo "$2" > "$rx/rps_flow_cnt" || return 1
+	done
+}
+flip=(flip vrss0 0 "$tmp/stop")
+mask=$(printf '%x' $((1 << cpu0)))
+ktap_check "RPS on vrss0's queues: rps_cpus $mask (CPU $cpu0)" rps_on "$mask" 0
+transfer_in plain "RPS on vrss0's queues"
+ktap_check "RFS on vrss0's queues: rps_flow_cnt 256, rps_sock_flow_entries 4096" rps_on 0 256
+transfer_in plain "RFS on vrss0's queues"
+rps_on 0 0
+
 # Key and field changes alone, spread at full width all along: each one
 # re-maps the flows while the rings hold their frames.  With 3 or more
 # queues the sender pauses 2 ms after each round of 48 datagrams a flow:
@@ -269,6 +292,19 @@ rr_across "request/response across contractions"
 gro_on 150000000 2
 rr_across "request/response across contractions, gro_flush_timeout 150 ms and napi_defer_hard_irqs 2 on vrss0"
 gro_off
+
+# After all those moves, every bucket where the table in effect says: one
+# that came home while the table changed must not stay inline (nothing
+# re-reads the table for a bucket at home but a claim).
+vrss_sys_set threshold 0
+for _ in $(seq 50); do
+	[ "$(vrss_sys width)" = "$nq" ] && break
+	sleep 0.1
+done
+sleep 0.2
+vrss_check_steering "after the moves, at full width: every flow on its queue in the table in effect" \
+	$VRSS_PEER_IP $VRSS_IP --effective
+vrss_sys_set threshold 80
 
 # Each spread queue took more frames than the 2048 before the wrap.
 wrapped() {

@@ -13,7 +13,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 [ "$(nproc)" -ge 2 ] || ktap_skip_all "needs at least 2 vCPUs for 2 queues"
 nq=$(nproc)
 
-ktap_plan 33
+ktap_plan 34
 
 cleanup() {
 	vrss_net_cleanup
@@ -128,9 +128,20 @@ ethtool -X vrss0 default
 ktap_check "after -X default, -L rx 1 works and the table follows" sh -c \
 	'ethtool -L vrss0 rx 1 && [ "$(ethtool -x vrss0 | awk "/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) s += \$i } END { print s }")" = 0 ]'
 
+# A valid ethtool -L keeps a table the user set, as the ethtool core asks
+# of drivers: one naming queue 0 only, the count down to 1 and back.
+ethtool -L vrss0 rx "$nq"
+ethtool -X vrss0 weight 1 $(yes 0 | head -n $((nq - 1)))
+kept() {
+	local zeros
+	zeros=$(for ((i = 0; i < 128; i++)); do printf '0 '; done)
+	ethtool -L vrss0 rx 1 && ethtool -L vrss0 rx "$nq" && [ "$(table)" = "$zeros" ]
+}
+ktap_check "a user-set table (weight 1 0...) kept through ethtool -L rx 1 and -L rx $nq" kept
+ethtool -X vrss0 default
+
 # Key and table rewritten under traffic: nothing lost or dropped at a load
 # the rings hold, every queue still used.
-ethtool -L vrss0 rx "$nq"
 rx_sum() {
 	echo $(($(< /sys/class/net/$1/statistics/rx_packets) +
 		$(< /sys/class/net/$1/statistics/rx_dropped)))

@@ -20,8 +20,9 @@
  *	all to port 7000), each carrying its flow and its sequence number in
  *	that flow (two big-endian u32).  BURST datagrams of a flow per
  *	system call (UDP GSO); GAP seconds of pause after each round.
- *	FLOWS may also be a list of source ports, P1,P2,...: flow P-20000
- *	each, so that several senders can feed one seqrecv.  With STOPFILE:
+ *	FLOWS may also be a list of source ports, P1,P2,... (or one port
+ *	P): flow P-20000 each, so that several senders can feed one
+ *	seqrecv.  With STOPFILE:
  *	also stops once it exists, and prints "sent N".
  *   vrss_traffic seqrecv ADDR FLOWS COUNT [MODE]
  *	Receives that on ADDR port 7000 until COUNT arrived or the senders
@@ -80,7 +81,8 @@
  *	"flips N channels N rxhash N".  With KEY and OTHERKEY (ethtool -X
  *	hkey's form), every 50 flips also OTHERKEY for 6 flips, then KEY,
  *	and udp4 hashed on addresses only for 6 flips; then a line "rehash
- *	N", the key and field changes.
+ *	N", the key and field changes.  QUEUES 0: the queue count is left
+ *	alone (a queue ethtool -L takes away loses its RPS settings).
  *   vrss_traffic rekey DEV STOPFILE KEY OTHERKEY
  *	Until STOPFILE exists, every 2 ms the next of: OTHERKEY, udp4
  *	hashed on addresses only, KEY, udp4 on ports too.  Prints "ready"
@@ -342,7 +344,8 @@ static int cmd_seqsend(int argc, char **argv)
 
 	if (argc < 3 || argc > 6)
 		usage();
-	if (strchr(argv[1], ',')) {
+	/* A list of ports, or one port (a number past any flow count). */
+	if (strchr(argv[1], ',') || strtol(argv[1], NULL, 10) >= SPORT) {
 		char *list = argv[1], *p;
 
 		for (flows = 0; (p = strsep(&list, ",")); flows++) {
@@ -920,7 +923,7 @@ static void ethtool(char *const args[])
 static int cmd_flip(int argc, char **argv)
 {
 	char path[256], less[24], all[24];
-	long flips = 0, changes = 0, toggles = 0, rehash = 0;
+	long flips = 0, changes = 0, toggles = 0, rehash = 0, queues;
 	char *dev, *key = NULL, *other = NULL;
 	int fd;
 
@@ -931,7 +934,10 @@ static int cmd_flip(int argc, char **argv)
 		other = argv[4];
 	}
 	dev = argv[0];
-	snprintf(less, sizeof(less), "%d", (int)num(argv[1], 2, 4096) - 1);
+	queues = num(argv[1], 0, 4096);
+	if (queues == 1)
+		usage();
+	snprintf(less, sizeof(less), "%d", (int)queues - 1);
 	snprintf(all, sizeof(all), "%s", argv[1]);
 	char *const chan_less[] = { "ethtool", "-L", dev, "rx", less, NULL };
 	char *const chan_all[] = { "ethtool", "-L", dev, "rx", all, NULL };
@@ -957,11 +963,10 @@ static int cmd_flip(int argc, char **argv)
 		pause_for(0.001);
 		switch (flips % 50) {
 		case 0:
-			ethtool(chan_less);
-			changes++;
-			break;
 		case 6:
-			ethtool(chan_all);
+			if (!queues)
+				break;
+			ethtool(flips % 50 ? chan_all : chan_less);
 			changes++;
 			break;
 		case 25:
@@ -987,7 +992,8 @@ static int cmd_flip(int argc, char **argv)
 	if (pwrite(fd, "80\n", 3, 0) < 0)
 		die("threshold");
 	close(fd);
-	ethtool(chan_all);
+	if (queues)
+		ethtool(chan_all);
 	ethtool(hash_on);
 	if (key) {
 		ethtool(key_back);
