@@ -388,9 +388,9 @@ echo "=== summary ($(($(date +%s) - t0)) s)"
 printf '%s\n' "${summary[@]}"
 echo "test cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped" \
      "(skipped: grep -h '# SKIP' build/check/*.log)"
-# Every guest suite, 4 a kernel and 1 a cloud kernel: one missing is a
-# failure too.
-guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost|device)-')
+# Every guest suite, 5 a kernel, igb's and isolated's, 1 a cloud kernel:
+# one missing is a failure too.
+guest_suites=$(printf '%s\n' "${summary[@]}" | grep -cE '^(selftests|cost|device|isolated)-')
 # Per kernel: selftests, nic2, cost, 4cpu, device; igb's and isolated's on
 # 6.12 (check-full: each).
 igb_suites=$(grep -c '^6\.12 ' <<< "$kernels")
