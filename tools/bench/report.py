@@ -183,6 +183,10 @@ def insns_run(path):
 # cost.sh's reports (KTAP info lines, "# # " in the runner's output).
 COST_PATH = re.compile(r"^# # (\w+): more than plain on the frame's path: off (\d+|\?), "
                        r"single (\d+|\?), gated (\d+|\?) \(1 % of plain's whole path: (\d+)\)")
+COST_SPREAD = re.compile(r"^# # (\w+): to vCPU 1, both vCPUs' kernel instructions per frame: "
+                         r"rps (-?\d+), spread (-?\d+) \(vrss's own (\d+)\); on the frame's path "
+                         r"spread (\d+|\?) against rps (\d+|\?): (-?\d+|\?) more; IPIs per frame: "
+                         r"vrss's ([\d.]+), function-call interrupts spread ([\d.]+), rps ([\d.]+)")
 COST_LOWERS = {"veth": "veth, 2 vCPUs", "nic": "virtio-net, 2 queue pairs",
                "nic1": "virtio-net, 1 queue pair"}
 
@@ -204,6 +208,17 @@ def cost_section(path, md):
             res[m.group(1)] = {c: None if x == "?" else int(x)
                                for c, x in zip(("off", "single", "gated"), m.group(2, 3, 4))}
             res[m.group(1)]["plain"] = int(m.group(5)) * 100
+    spread = {}
+    for line in lines:
+        m = COST_SPREAD.match(line)
+        if m:
+            g = m.groups()
+            spread[g[0]] = {"rps": int(g[1]), "spread": int(g[2]), "own": int(g[3]),
+                            "path_spread": None if g[4] == "?" else int(g[4]),
+                            "path_rps": None if g[5] == "?" else int(g[5]),
+                            "more": None if g[6] == "?" else int(g[6]),
+                            "ipis": float(g[7]), "cal_spread": float(g[8]),
+                            "cal_rps": float(g[9])}
     failed = [line[2:] for line in lines if line.startswith("# not ok ")]
     if not res:
         return {}
@@ -219,8 +234,24 @@ def cost_section(path, md):
         md.append(f"| {COST_LOWERS.get(lower, lower)} | " + " | ".join(cells) + f" | {v['plain']} |")
     md += ["", "Every check of cost.sh passed." if not failed else
            "cost.sh FAILED: " + "; ".join(failed), ""]
+    if spread:
+        md += ["### A frame's receive path on another vCPU: vrss's spread queue against RPS", "",
+               "The same flow, its receive path handed from the vCPU the lower delivers on to "
+               "vCPU 1, by RPS on the lower and by vrss (threshold 0, every bucket on queue 1); "
+               "both vCPUs' kernel instructions a frame, and on the frame's own path "
+               "(profile.py --base rps):", "",
+               "| lower | RPS | spread | vrss's own | spread's path more than RPS's | "
+               "IPIs a frame (vrss's) | function-call interrupts a frame, spread / RPS |",
+               "|---|---|---|---|---|---|---|"]
+        for lower, v in spread.items():
+            more = "?" if v["more"] is None else f"{v['more']} of {v['path_rps']}"
+            md.append(f"| {COST_LOWERS.get(lower, lower)} | {v['rps']} | {v['spread']} | {v['own']} "
+                      f"| {more} | {v['ipis']:.2f} | {v['cal_spread']:.2f} / {v['cal_rps']:.2f} |")
+        md.append("")
     for v in res.values():
         v["ok"] = not failed
+    for lower, v in spread.items():
+        res.setdefault(lower, {})["to_vcpu1"] = v
     return res
 
 

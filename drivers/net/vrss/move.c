@@ -251,14 +251,22 @@ static u32 vrss_park_release(struct vrss_dev *vd, unsigned int b, u32 from,
 		 * Under the list's lock too: a CPU that sees DELIVERING queues
 		 * behind under it (vrss_park_behind()), onto an empty list.
 		 */
+		bool home;
+
 		spin_lock(&vd->mv.park[b].lock);
 		vrss_unparked(q, skb_queue_len(&vd->mv.park[b]));
 		skb_queue_splice_tail_init(&vd->mv.park[b], up);
 		vd->mv.park_behind[b] = 0;
-		/* Nothing to hand up (cannot be: a parked bucket has a frame). */
-		atomic64_set(&vd->mv.buckets[b], skb_queue_empty(up) ? 0 :
+		/*
+		 * Nothing to hand up: the frame at hand was not parked yet (the
+		 * ring drained as the park began), or a full park dropped them.
+		 */
+		home = skb_queue_empty(up);
+		atomic64_set(&vd->mv.buckets[b], home ? 0 :
 			     VRSS_BUCKET_DELIVERING | smp_processor_id());
 		spin_unlock(&vd->mv.park[b].lock);
+		if (home)
+			vrss_bucket_home(vd, b);
 	}
 	vrss_bucket_moved(vd, b, from, to);
 	return to;
@@ -627,7 +635,10 @@ void vrss_move_uninit(struct vrss_dev *vd)
 	struct sk_buff *skb;
 	unsigned int b;
 
-	/* A frame of the last period may have queued it since the stop. */
+	/*
+	 * Defensive: the stop cancelled it, and only a drain's hand-up
+	 * (at width 1, which claims nothing) could queue it since.
+	 */
 	cancel_work_sync(&vd->mv.claim_work);
 	for (b = 0; b < VRSS_INDIR_SIZE; b++)
 		while ((skb = __skb_dequeue(&vd->mv.park[b])))

@@ -16,8 +16,11 @@
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/sched/isolation.h>
+#include <linux/sched/mm.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
+#include <net/busy_poll.h>
+#include <net/sock.h>
 
 #include "compat.h"
 #include "hashing.h"
@@ -173,6 +176,27 @@ static void vrss_poll_publish(struct vrss_queue *q)
 	vrss_hashing_wake(q->vd);
 }
 
+/*
+ * One frame up, once, outside GRO, marked with this NAPI context unless
+ * the lower's marked it (busy polling polls the lower's then).  A frame
+ * from the reserves goes up with reclaim kept out, as the core's own
+ * receive does, for the sockets allowed to use them; taps see it, which
+ * the core's own receive spares them.
+ */
+static void vrss_poll_up(struct napi_struct *napi, struct sk_buff *skb)
+{
+	unsigned int noreclaim;
+
+	skb_mark_napi_id(skb, napi);
+	if (sk_memalloc_socks() && skb_pfmemalloc(skb)) {
+		noreclaim = memalloc_noreclaim_save();
+		netif_receive_skb_core(skb);
+		memalloc_noreclaim_restore(noreclaim);
+		return;
+	}
+	netif_receive_skb_core(skb);
+}
+
 static int __vrss_poll(struct vrss_queue *q, int budget)
 {
 	struct net_device *dev = q->vd->dev;
@@ -198,7 +222,8 @@ static int __vrss_poll(struct vrss_queue *q, int budget)
 		 * GRO rewrites the fragment lists of the skbs it merges, so
 		 * it may only see data this queue alone holds.  A clone (a
 		 * local TCP sender's segment through veth, or any frame while
-		 * a packet socket taps the lower) gets a head of its own.
+		 * a packet socket taps the lower) bound for it gets a head of
+		 * its own.
 		 */
 		if (!direct && unlikely(skb_unclone(skb, GFP_ATOMIC))) {
 			vrss_queue_drop(q, skb, SKB_DROP_REASON_NOMEM);
@@ -215,13 +240,13 @@ static int __vrss_poll(struct vrss_queue *q, int budget)
 		 */
 		if (inplace) {
 			skb->dev = q->vd->lower;
-			netif_receive_skb_core(skb);
+			vrss_poll_up(napi, skb);
 			continue;
 		}
 		skb->dev = dev;
 		skb_record_rx_queue(skb, q->index);
 		if (direct)
-			netif_receive_skb_core(skb);
+			vrss_poll_up(napi, skb);
 		else
 			napi_gro_receive(napi, skb);
 	}
@@ -589,9 +614,9 @@ void vrss_queues_stop(struct vrss_dev *vd)
  * again with it.  Either way away from the CPUs the lower was last seen
  * delivering on.  Frames already queued are not lost: a kick sent before
  * the CPU went offline runs there when it flushes its IPIs, one sent
- * after fails and schedules the NAPI context on the sender's CPU
- * (vrss_queue_kick()), and the core moves a NAPI scheduled on the dying
- * CPU to a live one.
+ * after fails and goes to the queue's new CPU (or, failing that too, the
+ * sender's: vrss_queue_kick()), and the core moves a NAPI scheduled on
+ * the dying CPU to a live one.
  */
 static int vrss_cpu_down_prep(unsigned int cpu, struct hlist_node *node)
 {

@@ -55,6 +55,15 @@
 # the test (vm.stat_interval) for the same reason.  Everything runs on
 # vCPU 0.
 #
+# With VRSS_COST_SPREAD=1 (make bench), two more configurations, reported
+# and not budgeted: each frame handed to vCPU 1 and its receive path run
+# there, by
+#   rps     the lower alone, RPS on every queue of it to vCPU 1
+#   spread  vrss0, rxhash on, threshold 0, every bucket on queue 1 (-X
+#           weight 0 1), whose vCPU is 1
+# both vCPUs' instructions a frame, and what a spread frame pays more than
+# an RPS one on its path.
+#
 # VRSS_COST_ROUNDS (5), VRSS_COST_FRAMES (500) and VRSS_COST_GAP (0.002 s)
 # set the rounds, the frames per window and their spacing; VRSS_COST_SETTLE
 # (0.4 s) the pause between the starts and the window.  VRSS_COST_KEEP=DIR keeps the windows' profiles and
@@ -80,6 +89,10 @@ settle=${VRSS_COST_SETTLE:-0.4}
 delay=$(awk -v s="$settle" 'BEGIN { print s + 0.2 }')
 idle_secs=$(awk -v n="$frames" -v g="$gap" -v d="$delay" -v s="$settle" 'BEGIN { print d - s + n * g }')
 configs=(idle plain off single gated)
+# The lower's configurations (no vrss0), and what goes to vCPU 1.
+lower_only="idle plain rps"
+to_cpu1=${VRSS_COST_SPREAD:-0}
+[ "$to_cpu1" = 0 ] || configs+=(rps spread)
 # vrss's own instructions per frame: budgets with a margin over what 6.1
 # and 6.12 measure (the figures are in bench/).
 own_off=100
@@ -144,8 +157,14 @@ lower() {
 
 # use CONFIG: the receive configuration on the current lower.
 use() {
-	local dev=vrss0
-	if [ "$1" = plain ] || [ "$1" = idle ]; then
+	local dev=vrss0 rx mask=0
+	[ "$1" != rps ] || mask=2
+	if [ "$to_cpu1" != 0 ]; then
+		for rx in /sys/class/net/"$lower_dev"/queues/rx-*; do
+			echo $mask > "$rx/rps_cpus" || return 1
+		done
+	fi
+	if [[ " $lower_only " == *" $1 "* ]]; then
 		ip link del vrss0 2> /dev/null
 		dev=$lower_dev
 	else
@@ -154,10 +173,14 @@ use() {
 			ip link add link "$lower_dev" name vrss0 type vrss &&
 				ip link set vrss0 up
 		} || return 1
+		# A table of the user's only for spread's.
+		[ "$to_cpu1" = 0 ] || [ "$1" = spread ] || ethtool -X vrss0 default || return 1
 		case $1 in
 		off)	ethtool -K vrss0 rxhash off ;;
 		single)	vrss_sys_set threshold 100 && ethtool -K vrss0 rxhash on ;;
 		gated)	vrss_sys_set threshold 80 && ethtool -K vrss0 rxhash on ;;
+		spread)	vrss_sys_set threshold 0 && ethtool -K vrss0 rxhash on &&
+			ethtool -X vrss0 weight 0 1 ;;
 		esac || return 1
 	fi
 	ip -b - <<-EOF
@@ -287,7 +310,7 @@ measure() {
 			# Frames outside the window: early or late, microseconds.
 			out=$((first < window_start ? window_start - first : 0))
 			out=$((out + (last > window_end ? last - window_end : 0)))
-			if [ "$c" = plain ] || [ "$c" = idle ]; then
+			if [[ " $lower_only " == *" $c "* ]]; then
 				echo "$c $r $recv $reord 0 $cal0 0 0 $out"
 			else
 				echo "$c $r $recv $reord $(($(vrss_stat_sum vrss0 ipis) - ipis0)) $cal0" \
@@ -306,12 +329,21 @@ measure() {
 # more off that path.  One profile.py for them all (a Python start and a
 # read of kallsyms under the meter: seconds).
 typical() {
-	local c groups=()
+	local c groups=() versus=(plain off single gated)
 	for c in "${configs[@]}"; do
 		groups+=(--group "$c" "$tmp/$1-$c"-*)
 	done
+	[ "$to_cpu1" = 0 ] || versus+=(rps spread)
 	python3 "$VRSS_REPO/tools/insn/profile.py" "$tmp/kallsyms" "${groups[@]}" \
-		--frames "$frames" --versus plain off single gated
+		--frames "$frames" --versus "${versus[@]}"
+}
+
+# spread_versus_rps LOWER: "spread kernel K ... excess D ...": what a
+# spread frame costs more than an RPS one, on its path.
+spread_versus_rps() {
+	python3 "$VRSS_REPO/tools/insn/profile.py" "$tmp/kallsyms" --group rps "$tmp/$1-rps"-* \
+		--group spread "$tmp/$1-spread"-* --frames "$frames" --versus rps spread |
+		grep '^spread '
 }
 
 # within NAME VALUE LIMIT-EXPR: a case, VALUE <= LIMIT (integers).
@@ -348,7 +380,7 @@ for l in "${lowers[@]}"; do
 	ktap_info "$l idle window: $((k[idle] * frames / 1000)) k kernel instructions"
 	# Every frame through vrss0 where it is, received in order, and a
 	# profile for every configuration.
-	bad=$(awk -v n="$frames" '$3 != n || $4 != 0 || $9 != 0 || ($1 != "plain" && $1 != "idle" && $8 < n)' "$tmp/$l.txt")
+	bad=$(awk -v n="$frames" '$3 != n || $4 != 0 || $9 != 0 || ($1 != "plain" && $1 != "idle" && $1 != "rps" && $8 < n)' "$tmp/$l.txt")
 	[ -z "$bad" ] || ktap_info "$l: windows short, reordered, not through vrss0 or with frames outside: $bad"
 	[ "${k[plain]}" -gt 0 ] || bad+=" no-profile"
 	ktap_result "$l: every window received its $frames frames, in order, inside it, through vrss0 in vrss's" \
@@ -385,7 +417,7 @@ for l in "${lowers[@]}"; do
 	read -r ipis base_cal vrss_cal < <(awk '
 		{ c[$1, ++n[$1]] = $6 }
 		($1 == "plain" || $1 == "idle") && $6 > base { base = $6 }
-		$1 != "plain" { ipis += $5 }
+		$1 != "plain" && $1 != "spread" { ipis += $5 }
 		function med(k,   i, j, t, m, a) {
 			m = n[k]
 			for (i = 1; i <= m; i++) a[i] = c[k, i]
@@ -403,6 +435,15 @@ for l in "${lowers[@]}"; do
 	while read -r line; do ktap_info "  $line"; done < "$tmp/$l.txt"
 	ktap_result "$l: no IPI from vrss below the threshold, in its count and in the kernel's" \
 		$((ipis != 0 || vrss_cal > base_cal + frames / 5))
+	if [ "$to_cpu1" != 0 ]; then
+		read -r _ _ _ _ _ _ _ _ _ _ sx _ sp _ sb _ < <(spread_versus_rps "$l")
+		read -r sipis scal rcal < <(awk '
+			$1 == "spread" { i += $5; s += $6; n++ } $1 == "rps" { r += $6; m++ }
+			END { printf "%.2f %.2f %.2f\n", i / (n * '"$frames"'), s / (n * '"$frames"'), r / (m * '"$frames"') }' "$tmp/$l.txt")
+		ktap_info "$l: to vCPU 1, both vCPUs' kernel instructions per frame: rps ${k[rps]}, spread ${k[spread]}" \
+			"(vrss's own ${own[spread]}); on the frame's path spread ${sp:-?} against rps ${sb:-?}: ${sx:-?} more;" \
+			"IPIs per frame: vrss's $sipis, function-call interrupts spread $scal, rps $rcal"
+	fi
 	unset k own lo hi ex path exlo exhi offp typ
 done
 ktap_finish

@@ -9,7 +9,8 @@
 #    queue's frames a second times the seconds of the look within what
 #    ethtool -S counted around it, and frames on the spread queues;
 #  - the text form says the same in words;
-#  - it warns when RPS is set on the lower, and stops when it is cleared;
+#  - it warns when RPS is set on the lower or on vrss0, and stops when it is
+#    cleared;
 #  - -w SECONDS looks again and again;
 #  - a name that is not a vrss device is exit status 1, a bad option 2.
 
@@ -92,14 +93,17 @@ ktap_check "the text form says the same" text_form
 rps_warning() {
 	local out
 	echo 1 > /sys/class/net/veth0/queues/rx-0/rps_cpus || return 1
+	echo 1 > /sys/class/net/vrss0/queues/rx-1/rps_cpus || return 1
 	out=$("$status" --json -i 0.2 vrss0)
 	echo 0 > /sys/class/net/veth0/queues/rx-0/rps_cpus
+	echo 0 > /sys/class/net/vrss0/queues/rx-1/rps_cpus
 	field "$out" '"\n".join(r["warnings"])' | sed 's/^/# /'
 	field "$out" '"\n".join(r["warnings"])' | grep -q "RPS is set on veth0" || return 1
+	field "$out" '"\n".join(r["warnings"])' | grep -q "RPS is set on vrss0 (rx-1): it moves none" || return 1
 	out=$("$status" --json -i 0.2 vrss0)
 	! field "$out" '"\n".join(r["warnings"])' | grep -q "RPS is set"
 }
-ktap_check "a warning while RPS is set on the lower, none once it is cleared" rps_warning
+ktap_check "a warning while RPS is set on the lower, another on vrss0, none once cleared" rps_warning
 
 watch() {
 	local n=0 i pid
