@@ -399,6 +399,22 @@ static bool vrss_place_in_pass(int cpu, const struct cpumask *primary, int pass)
 	return vrss_place_housekeeping(cpu) && cpumask_test_cpu(cpu, primary) == pass;
 }
 
+/*
+ * Spread queue @q on @cpu: its kicks go there, and so does its thread
+ * when vrss0's NAPI is threaded (a threaded poll runs wherever the
+ * scheduler puts the thread, the vCPU vrss relieves included).  The
+ * thread lives until the NAPI context is deleted, after the last
+ * placement; a thread the user made later is bound at the next one.
+ */
+static void vrss_queue_place(struct vrss_queue *q, int cpu)
+{
+	struct task_struct *t = READ_ONCE(q->napi.thread);
+
+	WRITE_ONCE(q->cpu, cpu);
+	if (t && !cpumask_equal(t->cpus_ptr, cpumask_of(cpu)))
+		set_cpus_allowed_ptr(t, cpumask_of(cpu));
+}
+
 /* The @k-th online CPU but @gone in the order of vrss_queues_arrange(). */
 static int vrss_place_nth(const struct cpumask *primary, int gone,
 			  unsigned int k)
@@ -435,8 +451,8 @@ static void vrss_queues_arrange(struct vrss_dev *vd, int gone)
 	if (!n)
 		n = num_online_cpus() - (gone >= 0);
 	for (i = 1; i < vd->dev->num_rx_queues; i++)
-		WRITE_ONCE(vd->queues[i].cpu,
-			   vrss_place_nth(vd->queues_avoid, gone, (i - 1) % n));
+		vrss_queue_place(&vd->queues[i],
+				 vrss_place_nth(vd->queues_avoid, gone, (i - 1) % n));
 }
 
 /*

@@ -12,7 +12,8 @@
 #  - spread, frames go up from vrss0's spread queues, still as veth0's
 #    (the rule counts them all), none reordered while the width and the
 #    table change under them, received = sent;
-#  - the same with vrss0's NAPI contexts threaded: nothing stuck;
+#  - the same with vrss0's NAPI contexts threaded: nothing stuck, and each
+#    queue's thread bound to the queue's vCPU;
 #  - attach is refused while vrss0 is up, and for a name it does not know;
 #    while vrss0 is down every frame passes as veth0's (nothing dropped);
 #  - ip link del vrss0 under traffic leaves veth0 as it was found (flags,
@@ -30,7 +31,7 @@ command -v ethtool > /dev/null || ktap_skip_all "ethtool not installed"
 nq=$(nproc)
 FLOWS=16
 
-ktap_plan 9
+ktap_plan 10
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -168,6 +169,21 @@ in_order() {
 }
 ktap_check "no flow reordered while buckets move, received + dropped = sent, all on veth0's rule" in_order
 
+# threads_bound: every thread of vrss0's NAPI contexts (napi/vrss0-ID)
+# allowed on one vCPU, the set of them the spread queues' vCPUs, which
+# are not the primary's (the sender's, 0: veth delivers there).
+threads_bound() {
+	local -a c
+	local want got t
+	read -r -a c < /sys/class/net/vrss0/vrss/queue_cpus
+	want=$(printf '%s\n' "${c[@]:1}" | sort -u | xargs)
+	got=$(for t in $(pgrep '^napi/vrss0-'); do
+		awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$t/status"
+	done | sort -u | xargs)
+	echo "# threads of vrss0's NAPI contexts allowed on: ${got:-none}; spread queues on: $want"
+	[ -n "$got" ] && [ "$got" = "$want" ] && [[ " $want " != *" 0 "* ]]
+}
+
 # The same with vrss0's NAPI contexts in threads of their own: a poll may
 # run on another CPU than the kick's, and no frame may wait on a ring
 # with nothing scheduled to take it.
@@ -182,6 +198,8 @@ threaded() {
 	local rc=$?
 	touch "$tmp/stop"
 	wait $flip
+	threads_bound
+	echo $? > "$tmp/bound"
 	echo 0 > /sys/class/net/vrss0/threaded
 	[ $rc = 0 ] || return 1
 	read -r received reordered foreign rule < "$tmp/seq"
@@ -191,6 +209,8 @@ threaded() {
 	[ "$reordered" = 0 ] && [ "$foreign" = 0 ] && [ $((received + drops)) = 4000 ]
 }
 ktap_check "threaded NAPI on vrss0: nothing stuck or reordered while buckets move" threaded
+ktap_result "... each spread queue's thread allowed on its queue's vCPU alone, none on the primary's" \
+	"$(cat "$tmp/bound" 2> /dev/null || echo 1)"
 
 refusals() {
 	! vrss_sys_set attach stacked 2> /dev/null || { echo "# accepted while up"; return 1; }
