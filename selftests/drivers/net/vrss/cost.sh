@@ -62,7 +62,9 @@
 #   spread  vrss0, rxhash on, threshold 0, every bucket on queue 1 (-X
 #           weight 0 1), whose vCPU is 1
 # both vCPUs' instructions a frame, and what a spread frame pays more than
-# an RPS one on its path.
+# an RPS one on its path.  VRSS_COST_SPREAD=direct: spread with rps_cpus
+# set on vrss0's rx-1, so that queue 1 hands its frames up without vrss0's
+# GRO (which RPS would apply): GRO's share of spread's cost.
 #
 # VRSS_COST_ROUNDS (5), VRSS_COST_FRAMES (500) and VRSS_COST_GAP (0.002 s)
 # set the rounds, the frames per window and their spacing; VRSS_COST_SETTLE
@@ -180,7 +182,10 @@ use() {
 		single)	vrss_sys_set threshold 100 && ethtool -K vrss0 rxhash on ;;
 		gated)	vrss_sys_set threshold 80 && ethtool -K vrss0 rxhash on ;;
 		spread)	vrss_sys_set threshold 0 && ethtool -K vrss0 rxhash on &&
-			ethtool -X vrss0 weight 0 1 ;;
+			ethtool -X vrss0 weight 0 1 &&
+			if [ "$to_cpu1" = direct ]; then
+				echo 1 > /sys/class/net/vrss0/queues/rx-1/rps_cpus
+			fi ;;
 		esac || return 1
 	fi
 	ip -b - <<-EOF
