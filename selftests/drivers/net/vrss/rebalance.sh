@@ -57,6 +57,33 @@ queues_of() {
 	echo "${out% }"
 }
 
+# flows_start: the receiver, then the light and the heavy flows' senders
+# (source ports $light and $heavy) until $tmp/stop; drops count from here.
+flows_start() {
+	d0=$(vrss_seq_drops)
+	"$VRSS_TRAFFIC" seqrecv $VRSS_IP 1024 1000000000 > "$tmp/recv" &
+	pids+=($!)
+	vrss_wait_ready "$tmp/recv"
+	ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" seqsend $VRSS_IP "$light" 1000000000 1 0.02 "$tmp/stop" > "$tmp/light" &
+	pids+=($!)
+	ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" seqsend $VRSS_IP "$heavy" 1000000000 64 0 "$tmp/stop" > "$tmp/heavy" &
+	pids+=($!)
+}
+
+# flows_stop: the senders stopped, then the receiver; what each sent
+# (sent_h, sent_l), what it received (received, reordered, foreign) and
+# the counted drops (drops).
+flows_stop() {
+	touch "$tmp/stop"
+	wait "${pids[2]}" "${pids[1]}"
+	wait "${pids[0]}"
+	pids=()
+	read -r _ sent_h < "$tmp/heavy"
+	read -r _ sent_l < "$tmp/light"
+	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
+	drops=$(($(vrss_seq_drops) - d0))
+}
+
 # Two queues: a heavy bucket off the primary.
 off_primary() {
 	local picked heavy light hb w eff start left='' q1 q2 delta sent_h sent_l
@@ -76,14 +103,7 @@ off_primary() {
 	ktap_check "2 heavy flows in 2 buckets of queue 0, a light one on queue 1" \
 		test ${#hb[@]} = 2 -a -n "$light"
 	user_table=$(table)
-	d0=$(vrss_seq_drops)
-	"$VRSS_TRAFFIC" seqrecv $VRSS_IP 1024 1000000000 > "$tmp/recv" &
-	pids+=($!)
-	vrss_wait_ready "$tmp/recv"
-	ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" seqsend $VRSS_IP "$light" 1000000000 1 0.02 "$tmp/stop" > "$tmp/light" &
-	pids+=($!)
-	ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" seqsend $VRSS_IP "$heavy" 1000000000 64 0 "$tmp/stop" > "$tmp/heavy" &
-	pids+=($!)
+	flows_start
 	# Polled in bash, no forks.
 	start=${EPOCHREALTIME/./}
 	exec {fd}<> <(:)
@@ -108,14 +128,7 @@ off_primary() {
 	ktap_check "... queue 1 took its frames (over 100 a second), on CPU $(vrss_queue_cpu 1)" \
 		test "${delta[1]:-0}" -ge 100 -a "$(vrss_queue_cpu 1)" != 0
 	ktap_check "ethtool -x still shows the user's table" test "$(table)" = "$user_table"
-	touch "$tmp/stop"
-	wait "${pids[2]}" "${pids[1]}"
-	wait "${pids[0]}"
-	pids=()
-	read -r _ sent_h < "$tmp/heavy"
-	read -r _ sent_l < "$tmp/light"
-	read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
-	drops=$(($(vrss_seq_drops) - d0))
+	flows_stop
 	echo "# sent $sent_h heavy + $sent_l light; received $received, reordered $reordered," \
 	     "foreign $foreign, counted drops $drops; rebalance_buckets $(vrss_stat vrss0 rebalance_buckets)"
 	ktap_check "no flow reordered, received + counted drops = sent" \
@@ -159,18 +172,11 @@ distinct() {
 }
 
 vrss_trace_on vrss_rebalance vrss_width_change vrss_load_sample
-d0=$(vrss_seq_drops)
 r0=$(vrss_stat vrss0 rebalance_events)
 rb0=$(vrss_stat vrss0 rebalance_buckets)
 q0=$(vrss_queue_packets vrss0)
 echo "traffic starts" > $VRSS_TRACING/trace_marker
-"$VRSS_TRAFFIC" seqrecv $VRSS_IP 1024 1000000000 > "$tmp/recv" &
-pids+=($!)
-vrss_wait_ready "$tmp/recv"
-ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" seqsend $VRSS_IP "$light" 1000000000 1 0.02 "$tmp/stop" > "$tmp/light" &
-pids+=($!)
-ip netns exec $VRSS_PEER "$VRSS_TRAFFIC" seqsend $VRSS_IP "$heavy" 1000000000 64 0 "$tmp/stop" > "$tmp/heavy" &
-pids+=($!)
+flows_start
 
 # Spread to 4, then the heavy buckets apart: polled in bash, no forks.
 start=${EPOCHREALTIME/./}
@@ -238,14 +244,7 @@ sleep 1
 ktap_check "rebalance 0: the user's table in effect again (heavy buckets on queues $back)" \
 	test "$(vrss_sys effective_indir) " = "$user_table"
 sleep 1
-touch "$tmp/stop"
-wait "${pids[2]}" "${pids[1]}"
-wait "${pids[0]}"
-pids=()
-read -r _ sent_h < "$tmp/heavy"
-read -r _ sent_l < "$tmp/light"
-read -r _ received _ reordered _ foreign < <(grep '^received' "$tmp/recv")
-drops=$(($(vrss_seq_drops) - d0))
+flows_stop
 events=$(($(vrss_stat vrss0 rebalance_events) - r0))
 buckets=$(($(vrss_stat vrss0 rebalance_buckets) - rb0))
 traced=$(vrss_trace_lines vrss_rebalance | awk -F 'buckets=' '{ split($2, a, " "); n += a[1] } END { print n + 0 }')
