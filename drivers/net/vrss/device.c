@@ -187,7 +187,7 @@ static void vrss_device_up(struct vrss_dev *vd, struct sk_buff_head *list,
 		}
 		vrss_rx_device_count(vd, skb, ring);
 		skb->dev = vrss_up_dev(vd);
-		netif_receive_skb_core(skb);
+		vrss_receive_skb(skb);
 	}
 	vrss_up_end(prev);
 }

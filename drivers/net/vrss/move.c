@@ -313,6 +313,20 @@ static u64 vrss_park_begin(struct vrss_dev *vd, struct vrss_queue *q,
 }
 
 /*
+ * Under @from's producer lock, its ring drained of bucket @b, nothing
+ * parked: @b moves to @to now, its tail there the ring's current one.
+ */
+static void vrss_bucket_move_drained(struct vrss_dev *vd, unsigned int b,
+				     u32 from, u32 to)
+{
+	atomic64_set(&vd->mv.buckets[b],
+		     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
+	vrss_bucket_moved(vd, b, from, to);
+	if (!to)
+		vrss_bucket_home(vd, b);
+}
+
+/*
  * The bucket sits on spread queue @from (or is parked leaving it) and the
  * table names @to.  Under @from's producer lock: it moves once @from's
  * consumer has handed its last frame to the stack; until then the frame
@@ -334,11 +348,7 @@ static u32 vrss_bucket_leave_ring(struct vrss_dev *vd, unsigned int b,
 	if (last == U64_MAX) {
 		ret = U32_MAX;		/* moved by another CPU meanwhile */
 	} else if (!(last & VRSS_BUCKET_PARKED) && vrss_bucket_drained(last, head)) {
-		atomic64_set(&vd->mv.buckets[b],
-			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
-		vrss_bucket_moved(vd, b, from, to);
-		if (!to)
-			vrss_bucket_home(vd, b);
+		vrss_bucket_move_drained(vd, b, from, to);
 		ret = to;
 	} else {
 		if (!(last & VRSS_BUCKET_PARKED))
@@ -569,18 +579,14 @@ static bool vrss_bucket_settle(struct vrss_dev *vd, unsigned int b, u32 to,
 	local_bh_disable();
 	spin_lock(&q->ring.producer_lock);
 	last = vrss_ring_lock_held_state(vd, q, b, &head);
-	if (last == U64_MAX) {
-		/* Moved meanwhile. */
-	} else if (!force && to != from && !vrss_bucket_drained(last, head)) {
-		done = false;
-	} else if (last & VRSS_BUCKET_PARKED) {
-		vrss_park_release(vd, b, from, to, &up, true);
-	} else if (to != from) {
-		atomic64_set(&vd->mv.buckets[b],
-			     vrss_bucket_pack(to, to ? READ_ONCE(vd->queues[to].tail) : 0));
-		vrss_bucket_moved(vd, b, from, to);
-		if (!to)
-			vrss_bucket_home(vd, b);
+	/* U64_MAX: moved meanwhile. */
+	if (last != U64_MAX) {
+		if (!force && to != from && !vrss_bucket_drained(last, head))
+			done = false;
+		else if (last & VRSS_BUCKET_PARKED)
+			vrss_park_release(vd, b, from, to, &up, true);
+		else if (to != from)
+			vrss_bucket_move_drained(vd, b, from, to);
 	}
 	spin_unlock(&q->ring.producer_lock);
 	if (!skb_queue_empty(&up))

@@ -16,11 +16,9 @@
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/sched/isolation.h>
-#include <linux/sched/mm.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/busy_poll.h>
-#include <net/sock.h>
 
 #include "compat.h"
 #include "hashing.h"
@@ -178,23 +176,12 @@ static void vrss_poll_publish(struct vrss_queue *q)
 
 /*
  * One frame up, once, outside GRO, marked with this NAPI context unless
- * the lower's marked it (busy polling polls the lower's then).  A frame
- * from the reserves goes up with reclaim kept out, as the core's own
- * receive does, for the sockets allowed to use them; taps see it, which
- * the core's own receive spares them.
+ * the lower's marked it (busy polling polls the lower's then).
  */
 static void vrss_poll_up(struct napi_struct *napi, struct sk_buff *skb)
 {
-	unsigned int noreclaim;
-
 	skb_mark_napi_id(skb, napi);
-	if (sk_memalloc_socks() && skb_pfmemalloc(skb)) {
-		noreclaim = memalloc_noreclaim_save();
-		netif_receive_skb_core(skb);
-		memalloc_noreclaim_restore(noreclaim);
-		return;
-	}
-	netif_receive_skb_core(skb);
+	vrss_receive_skb(skb);
 }
 
 static int __vrss_poll(struct vrss_queue *q, int budget)

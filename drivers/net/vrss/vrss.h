@@ -9,9 +9,11 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/ptr_ring.h>
+#include <linux/sched/mm.h>
 #include <linux/workqueue.h>
 #include <linux/smp.h>
 #include <linux/u64_stats_sync.h>
+#include <net/sock.h>
 
 #include <vrss/indir.h>
 #include <vrss/move.h>
@@ -398,6 +400,26 @@ static inline struct net_device *vrss_up_dev(const struct vrss_dev *vd)
 	return READ_ONCE(vd->inplace) ? vd->lower : vd->dev;
 }
 
+/*
+ * A frame up the stack once, outside GRO and RPS (a frame that waited, or
+ * a spread queue's that must not meet RPS).  One from the reserves goes
+ * up with reclaim kept out, as the core's own receive does, for the
+ * sockets allowed to use them; taps see it, which the core's own receive
+ * spares them.
+ */
+static inline void vrss_receive_skb(struct sk_buff *skb)
+{
+	unsigned int noreclaim;
+
+	if (sk_memalloc_socks() && skb_pfmemalloc(skb)) {
+		noreclaim = memalloc_noreclaim_save();
+		netif_receive_skb_core(skb);
+		memalloc_noreclaim_restore(noreclaim);
+		return;
+	}
+	netif_receive_skb_core(skb);
+}
+
 /* netdev.c */
 int vrss_netdev_init(void);
 void vrss_netdev_exit(void);
@@ -436,7 +458,7 @@ static inline void vrss_up_skb(struct vrss_dev *vd, struct vrss_pcpu *pc,
 	/* In place, the lower's queue, as vrss_handle_inplace() gives back. */
 	if (skb->dev == vd->lower)
 		skb->queue_mapping = queue;
-	netif_receive_skb_core(skb);
+	vrss_receive_skb(skb);
 }
 
 /*
